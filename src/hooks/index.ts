@@ -1,0 +1,2 @@
+export * from './hook-bus.ts';
+export * from './hook-event-map.ts';

@@ -1,0 +1,43 @@
+import type { Message } from './message.ts';
+
+/** A JSON Schema object, as sent to a model for tool parameters. */
+export type JsonSchema = { [key: string]: unknown };
+
+/** One tool as the model sees it. */
+export interface ToolSchema {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+/** The route and sampling parameters of one model call. */
+export interface LlmCallConfig {
+  provider: string;
+  model: string;
+  reasoningEffort?: string;
+  temperature?: number;
+  maxTokens?: number;
+  stop?: string[];
+}
+
+/** A complete model request: config, history, system prompt and tools. */
+export interface LlmRequest extends LlmCallConfig {
+  messages: readonly Message[];
+  system?: string;
+  tools?: readonly ToolSchema[];
+  sessionId?: string;
+  /** What the call is for: `turn` for loop requests, `compaction` for summaries, or a plugin's word. */
+  purpose?: string;
+}
+
+/** What an adapter knows about a model. */
+export interface ModelInfo {
+  contextWindow?: number;
+  maxOutputTokens?: number;
+  /** Prices in US dollars per million tokens. */
+  pricing?: { input: number; cachedInput?: number; cacheWrite?: number; output: number };
+  reasoning?: boolean;
+  label?: string;
+  /** True for a model that plays a script rather than calling a vendor. */
+  demo?: boolean;
+}

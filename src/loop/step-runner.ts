@@ -1,0 +1,201 @@
+import type { Agent, AgentOptions, Inbox } from '../agent/index.ts';
+import type { HookBus } from '../hooks/index.ts';
+import type {
+  LlmCallConfig,
+  LlmFailure,
+  LlmService,
+  PreparedRoute,
+  RetryPolicy,
+  ToolCallBlock,
+} from '../llm/index.ts';
+import { BlockAssembler, HarnessError, LlmError, createAssistantMessage } from '../llm/index.ts';
+import type { Session } from '../session/index.ts';
+import type { ToolRegistry } from '../tools/index.ts';
+import { throwIfAborted } from './agent-aborted-error.ts';
+import { RequestEnvelope } from './request-envelope.ts';
+import type { ToolScheduler } from './tool-scheduler.ts';
+
+/** How a step ended: the model's work is done (with a turn outcome), tools owe a request, or the request failed. */
+export type StepResult =
+  | { kind: 'completed' }
+  | { kind: 'max-tokens' }
+  | { kind: 'continue' }
+  | {
+      kind: 'failed';
+      failure: LlmFailure;
+      provider: string;
+      model: string;
+      retryPolicy: RetryPolicy | undefined;
+    };
+
+/** Runs one step: builds the request, streams it into the log, assembles the reply and schedules its tools. */
+export class StepRunner {
+  readonly #agent: Agent;
+  readonly #options: Readonly<AgentOptions>;
+  readonly #session: Session;
+  readonly #inbox: Inbox;
+  readonly #hooks: HookBus;
+  readonly #llm: LlmService;
+  readonly #tools: ToolRegistry;
+  readonly #scheduler: ToolScheduler;
+  readonly #maxParallel: number;
+  readonly #envelope: RequestEnvelope;
+  #lastConfig: LlmCallConfig | undefined;
+
+  constructor(options: {
+    agent: Agent;
+    session: Session;
+    inbox: Inbox;
+    hooks: HookBus;
+    llm: LlmService;
+    tools: ToolRegistry;
+    scheduler: ToolScheduler;
+    maxParallel: number;
+  }) {
+    this.#agent = options.agent;
+    this.#options = options.agent.options;
+    this.#session = options.session;
+    this.#inbox = options.inbox;
+    this.#hooks = options.hooks;
+    this.#llm = options.llm;
+    this.#tools = options.tools;
+    this.#scheduler = options.scheduler;
+    this.#maxParallel = options.maxParallel;
+    this.#envelope = new RequestEnvelope(options.session);
+  }
+
+  /** Runs one step of turn `turn`; throws for failures before dispatch and for cancellation. */
+  async run(turn: number, step: number, system: string, signal: AbortSignal): Promise<StepResult> {
+    throwIfAborted(signal);
+    const session = this.#session;
+    // The history snapshot is taken at the start of the attempt, before `agent/request` runs.
+    const messages = session.derivedMessages();
+    const seed = Object.freeze(this.#seedConfig());
+    const config = await this.#hooks.waterfall(
+      'agent/request',
+      { agent: this.#agent, turn, step, signal },
+      () => seed,
+      this.#agent.id,
+    );
+    throwIfAborted(signal);
+    if (
+      typeof config?.provider !== 'string' ||
+      config.provider === '' ||
+      typeof config.model !== 'string' ||
+      config.model === ''
+    ) {
+      throw new HarnessError(
+        'NO_ROUTE',
+        'the agent has no provider/model: set AgentOptions.provider and AgentOptions.model, or route it in agent/request',
+      );
+    }
+    let route: PreparedRoute | undefined;
+    try {
+      route = this.#llm.prepare(config);
+    } catch (error) {
+      // NO_ADAPTER is tolerated: an llm/stream listener may still serve this route.
+      if (!(error instanceof LlmError) || error.code !== 'NO_ADAPTER') throw error;
+    }
+    const prepared = route?.config ?? config;
+    // Later requests seed from what `agent/request` chose, not from adapter-completed defaults.
+    this.#lastConfig = config;
+    const tools = this.#tools.schemas(this.#options.tools);
+    this.#envelope.record(prepared, route, system, tools);
+    const request = Object.freeze({
+      ...prepared,
+      messages,
+      ...(system !== '' ? { system } : {}),
+      ...(tools.length > 0 ? { tools } : {}),
+      sessionId: session.id,
+      purpose: 'turn',
+    });
+    await session.checkpoint('request', signal);
+    throwIfAborted(signal);
+    const stream = await this.#llm.stream(request, { signal, route, scope: this.#agent.id });
+    const assembler = new BlockAssembler();
+    const chunkSeqs: number[] = [];
+    const source = { kind: 'model' as const, provider: prepared.provider, model: prepared.model };
+    try {
+      for await (const chunk of stream) {
+        throwIfAborted(signal);
+        chunkSeqs.push(session.append('assistant/chunk', { turn, step, chunk }).seq);
+        assembler.push(chunk);
+      }
+      throwIfAborted(signal);
+    } catch (error) {
+      if (signal.aborted) {
+        const prefix = assembler.interruptedPrefix();
+        if (prefix.length > 0) {
+          const usage = assembler.usage;
+          session.append(
+            'assistant/message',
+            {
+              turn,
+              step,
+              message: createAssistantMessage(prefix, source),
+              interrupted: true,
+              ...(usage !== undefined ? { usage } : {}),
+            },
+            { surfaceOp: 'append', sourceEventSeqs: chunkSeqs },
+          );
+        }
+      }
+      throw error;
+    }
+    const response = assembler.result();
+    const finish = response.finish;
+    if (finish.kind === 'error' || finish.kind === 'aborted') {
+      session.append('request/failed', { turn, step, failure: finish.failure });
+      return {
+        kind: 'failed',
+        failure: finish.failure,
+        provider: prepared.provider,
+        model: prepared.model,
+        retryPolicy: route?.retryPolicy,
+      };
+    }
+    const replay = response.replayState;
+    const message = createAssistantMessage(
+      response.content,
+      replay !== undefined ? { ...source, replayState: replay } : source,
+    );
+    session.append(
+      'assistant/message',
+      { turn, step, message, ...(response.usage !== undefined ? { usage: response.usage } : {}) },
+      { surfaceOp: 'append', sourceEventSeqs: chunkSeqs },
+    );
+    if (finish.kind === 'max-tokens') return { kind: 'max-tokens' };
+    const calls = message.content.filter((block): block is ToolCallBlock => block.type === 'tool-call');
+    if (calls.length === 0) return { kind: 'completed' };
+    const concluded = await this.#scheduler.run({
+      calls,
+      session,
+      inbox: this.#inbox,
+      turn,
+      step,
+      signal,
+      selection: this.#options.tools,
+      maxParallel: this.#maxParallel,
+    });
+    return concluded ? { kind: 'completed' } : { kind: 'continue' };
+  }
+
+  /**
+   * The config `agent/request` starts from: this driver's previous choice; on its first request, the
+   * agent's options, falling back to the latest logged route (so a resumed session keeps its model).
+   */
+  #seedConfig(): LlmCallConfig {
+    if (this.#lastConfig !== undefined) return { ...this.#lastConfig };
+    const logged = this.#envelope.lastConfig;
+    const options = this.#options;
+    const provider = options.provider ?? logged?.provider ?? '';
+    const model = options.model ?? logged?.model ?? '';
+    const config: LlmCallConfig = { provider, model };
+    const sameRoute = logged !== undefined && logged.provider === provider && logged.model === model;
+    const effort = options.reasoningEffort ?? (sameRoute ? logged.reasoningEffort : undefined);
+    if (effort !== undefined) config.reasoningEffort = effort;
+    if (options.temperature !== undefined) config.temperature = options.temperature;
+    if (options.maxTokens !== undefined) config.maxTokens = options.maxTokens;
+    return config;
+  }
+}

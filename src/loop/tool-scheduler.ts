@@ -1,0 +1,302 @@
+import type { Inbox } from '../agent/index.ts';
+import type { ToolCallBlock, UserMessage } from '../llm/index.ts';
+import { createToolResultMessage } from '../llm/index.ts';
+import type { Session } from '../session/index.ts';
+import type {
+  PreparedCall,
+  ToolExecution,
+  ToolExecutionResult,
+  ToolPipeline,
+  ToolRegistry,
+  ToolSelection,
+} from '../tools/index.ts';
+import { abortedBeforeDispatchResult, toolErrorResult } from '../tools/index.ts';
+
+interface StartedCall {
+  readonly execution: ToolExecution;
+  readonly callSeq: number;
+  /** Resolves once the call is ready to commit (prepare done and, if dispatched, body settled). */
+  readonly ready: Promise<void>;
+  prepared: ToolExecutionResult | undefined;
+  final: boolean;
+  done: boolean;
+  failure: unknown;
+}
+
+/** One assistant message's tool calls, with what the scheduler needs to run them. */
+export interface ScheduleInput {
+  readonly calls: readonly ToolCallBlock[];
+  readonly session: Session;
+  readonly inbox: Inbox;
+  readonly turn: number;
+  readonly step: number;
+  readonly signal: AbortSignal;
+  readonly selection: ToolSelection;
+  readonly maxParallel: number;
+}
+
+/**
+ * Runs one message's tool calls: exclusive calls as barriers, parallel calls in a bounded rolling pool,
+ * each call reclassified just before it starts; preparation is serialized, bodies overlap, and
+ * `tool/result`s commit strictly in model order. Returns true when a committed result concluded the turn.
+ */
+export class ToolScheduler {
+  readonly #pipeline: ToolPipeline;
+  readonly #registry: ToolRegistry;
+
+  constructor(options: { pipeline: ToolPipeline; registry: ToolRegistry }) {
+    this.#pipeline = options.pipeline;
+    this.#registry = options.registry;
+  }
+
+  /** Runs every call of the message; every logged call gets exactly one result. */
+  async run(input: ScheduleInput): Promise<boolean> {
+    const run = new ScheduleRun(input, this.#pipeline, this.#registry);
+    return run.execute();
+  }
+}
+
+class ScheduleRun {
+  readonly #input: ScheduleInput;
+  readonly #pipeline: ToolPipeline;
+  readonly #registry: ToolRegistry;
+  readonly #started: StartedCall[] = [];
+  #committed = 0;
+  #pumping: Promise<void> | undefined;
+  #inFlight = 0;
+  #slotWaiters: (() => void)[] = [];
+  #concluded = false;
+  #failure: unknown;
+
+  constructor(input: ScheduleInput, pipeline: ToolPipeline, registry: ToolRegistry) {
+    this.#input = input;
+    this.#pipeline = pipeline;
+    this.#registry = registry;
+  }
+
+  async execute(): Promise<boolean> {
+    const { calls, signal } = this.#input;
+    let index = 0;
+    try {
+      while (index < calls.length && !signal.aborted && this.#failure === undefined) {
+        if (!this.#isParallel(calls[index]!)) {
+          await this.#start(calls[index]!);
+          index++;
+          await this.#drain();
+          continue;
+        }
+        // A rolling pool over the following calls while each still classifies as parallel.
+        const bound = this.#input.maxParallel;
+        let first = true;
+        while (index < calls.length && !signal.aborted && this.#failure === undefined) {
+          if (!first && !this.#isParallel(calls[index]!)) break;
+          first = false;
+          while (this.#inFlight >= bound) await this.#slot();
+          // Let settled results commit before the next call is logged.
+          await this.#pumping;
+          if (signal.aborted || this.#failure !== undefined) break;
+          await this.#start(calls[index]!);
+          index++;
+        }
+        await this.#drain();
+      }
+      await this.#drain();
+    } catch (error) {
+      this.#failure ??= error;
+      await this.#drainQuietly();
+    }
+    if (this.#failure !== undefined) {
+      this.#closeOrphans();
+      throw this.#failure;
+    }
+    for (; index < calls.length; index++) this.#syntheticPair(calls[index]!);
+    return this.#concluded;
+  }
+
+  #isParallel(call: ToolCallBlock): boolean {
+    return this.#registry.executionMode(call.name, call.arguments, this.#input.selection).kind === 'parallel';
+  }
+
+  async #start(call: ToolCallBlock): Promise<void> {
+    const { session, turn, step, signal, selection } = this.#input;
+    const callEvent = session.append('tool/call', {
+      turn,
+      step,
+      callId: call.id,
+      name: call.name,
+      arguments: call.arguments,
+    });
+    const { call: info, problem } = this.#pipeline.describe(
+      { callId: call.id, name: call.name, rawArguments: call.arguments, sessionId: session.id, turn, step },
+      selection,
+    );
+    const execution: ToolExecution = { call: info, session, signal, deferred: [], concludes: false };
+    let markReady!: () => void;
+    const record: StartedCall = {
+      execution,
+      callSeq: callEvent.seq,
+      ready: new Promise<void>((resolve) => (markReady = resolve)),
+      prepared: undefined,
+      final: false,
+      done: false,
+      failure: undefined,
+    };
+    this.#started.push(record);
+    const settle = (result: ToolExecutionResult | undefined, final: boolean, failure?: unknown): void => {
+      record.prepared = result;
+      record.final = final;
+      record.failure = failure;
+      record.done = true;
+      markReady();
+      void this.#pump();
+    };
+    if (problem !== undefined) {
+      settle(problem, true);
+      return;
+    }
+    // Preparation (pre-execute, approval) is awaited here, so no two preparations overlap.
+    let prepared: PreparedCall;
+    try {
+      prepared = await this.#pipeline.prepare(execution);
+    } catch (error) {
+      settle(undefined, true, error);
+      return;
+    }
+    if (prepared.kind !== 'dispatch') {
+      settle(prepared.result, prepared.kind === 'final');
+      return;
+    }
+    try {
+      await session.checkpoint('tool', signal);
+    } catch (error) {
+      settle(undefined, true, error);
+      return;
+    }
+    this.#inFlight++;
+    this.#pipeline.dispatch(execution).then(
+      (result) => {
+        this.#release();
+        settle(result, false);
+      },
+      (error: unknown) => {
+        this.#release();
+        settle(undefined, true, error);
+      },
+    );
+  }
+
+  #pump(): Promise<void> {
+    if (this.#pumping !== undefined) return this.#pumping;
+    // Cleared in `.finally` (always asynchronous), never inside the loop body, so a pump that finds
+    // nothing to do cannot clear the field before it is assigned.
+    const run: Promise<void> = this.#commitReady().finally(() => {
+      if (this.#pumping === run) this.#pumping = undefined;
+      const next = this.#started[this.#committed];
+      if (next?.done === true && this.#failure === undefined) void this.#pump();
+    });
+    this.#pumping = run;
+    return run;
+  }
+
+  async #commitReady(): Promise<void> {
+    try {
+      while (this.#committed < this.#started.length && this.#started[this.#committed]!.done) {
+        await this.#commit(this.#started[this.#committed]!);
+        this.#committed++;
+      }
+    } catch (error) {
+      this.#failure ??= error;
+    }
+  }
+
+  async #commit(record: StartedCall): Promise<void> {
+    if (record.failure !== undefined) throw record.failure;
+    const result = await this.#pipeline.finalize(record.execution, record.prepared!, record.final);
+    this.#appendResult(record, result);
+    for (const context of result.additionalContexts ?? [])
+      this.#input.inbox.append('next-step', context as UserMessage);
+    if (!result.isError && result.concludesTurn === true) this.#concluded = true;
+  }
+
+  #appendResult(record: StartedCall, result: ToolExecutionResult): void {
+    const { session, turn, step } = this.#input;
+    const data: {
+      turn: number;
+      step: number;
+      message: ReturnType<typeof createToolResultMessage>;
+      error?: { name: string; code: string };
+      meta?: unknown;
+    } = {
+      turn,
+      step,
+      message: createToolResultMessage(record.execution.call.callId, result.content, result.isError),
+    };
+    if (result.isError && result.error.info !== undefined) data.error = { ...result.error.info };
+    if (result.meta !== undefined) data.meta = result.meta;
+    session.append('tool/result', data, { surfaceOp: 'append', sourceEventSeqs: [record.callSeq] });
+  }
+
+  #syntheticPair(call: ToolCallBlock): void {
+    const { session, turn, step } = this.#input;
+    const callEvent = session.append('tool/call', {
+      turn,
+      step,
+      callId: call.id,
+      name: call.name,
+      arguments: call.arguments,
+    });
+    const result = abortedBeforeDispatchResult();
+    session.append(
+      'tool/result',
+      {
+        turn,
+        step,
+        message: createToolResultMessage(call.id, result.content, true),
+        error: { name: 'AbortError', code: 'ABORTED_BEFORE_DISPATCH' },
+      },
+      { surfaceOp: 'append', sourceEventSeqs: [callEvent.seq] },
+    );
+  }
+
+  /** After an internal failure: give every logged call still without a result an honest error result. */
+  #closeOrphans(): void {
+    for (let position = this.#committed; position < this.#started.length; position++) {
+      const record = this.#started[position]!;
+      const result = toolErrorResult(
+        'the scheduler failed before this call was recorded; its outcome is unknown',
+        {
+          name: 'ToolOutcomeUnknownError',
+          code: 'TOOL_OUTCOME_UNKNOWN',
+        },
+      );
+      try {
+        this.#appendResult(record, result);
+      } catch {
+        // The log itself refuses writes (the failure we are reporting); crash repair closes these calls.
+        return;
+      }
+    }
+  }
+
+  async #drain(): Promise<void> {
+    await Promise.all(this.#started.map((record) => record.ready));
+    while (this.#pumping !== undefined) await this.#pumping;
+    await this.#pump();
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+
+  async #drainQuietly(): Promise<void> {
+    await Promise.all(this.#started.map((record) => record.ready));
+    while (this.#pumping !== undefined) await this.#pumping;
+  }
+
+  #slot(): Promise<void> {
+    return new Promise<void>((resolve) => this.#slotWaiters.push(resolve));
+  }
+
+  #release(): void {
+    this.#inFlight--;
+    const waiter = this.#slotWaiters.shift();
+    waiter?.();
+  }
+}

@@ -1,0 +1,23 @@
+import { HarnessError } from '../llm/index.ts';
+
+/** Codes of session-log failures. */
+export type SessionErrorCode =
+  | 'INVALID_EVENT'
+  | 'ENCLOSURE_VIOLATION'
+  | 'SURFACE_VIOLATION'
+  | 'INVALID_JSON_DATA'
+  | 'SESSION_CLOSED'
+  | 'SESSION_EXISTS'
+  | 'SESSION_NOT_FOUND'
+  | 'SESSION_LOCKED'
+  | 'SESSION_CORRUPT'
+  | 'SESSION_VERSION'
+  | 'CHECKPOINT_FAILED';
+
+/** A rejected append, load or store operation; nothing was written. */
+export class SessionError extends HarnessError {
+  constructor(code: SessionErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.name = 'SessionError';
+  }
+}

@@ -1,0 +1,276 @@
+import type { EmitEvent, HookBus } from '../hooks/index.ts';
+import { LosslessJsonError, snapshotJson } from '../llm/index.ts';
+import type { Message } from '../llm/index.ts';
+import { EnclosureTracker } from './enclosure.ts';
+import type {
+  AnySessionEvent,
+  SessionEvent,
+  SessionEventMap,
+  SessionEventType,
+  SurfaceOp,
+} from './session-event.ts';
+import { SessionError } from './session-error.ts';
+import { Surface } from './surface.ts';
+
+/** Facts about a session kept outside its log. */
+export interface SessionHeader {
+  version: 0;
+  id: string;
+  createdAt: number;
+  cwd?: string;
+  title?: string;
+  parentSession?: string;
+  parentCallId?: string;
+  seedLength?: number;
+  origin?: 'subagent' | 'fork' | 'resume';
+  delegationDepth?: number;
+}
+
+/** Where a session's appends go to become durable; the memory store has none. */
+export interface SessionPersistence {
+  /** Receives every committed event, synchronously, in seq order; must not block. */
+  write(event: AnySessionEvent): void;
+  /** Makes everything written so far durable; rejects when it cannot. */
+  checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void>;
+}
+
+/** The moments the loop asks for durability. */
+export type CheckpointReason = 'request' | 'tool' | 'turn-end' | 'flush';
+
+/** Options of one append. */
+export interface AppendOptions {
+  surfaceOp?: SurfaceOp;
+  sourceEventSeqs?: readonly number[];
+  ignorable?: true;
+}
+
+/** Payload of `session/event`: one committed durable event. */
+export interface SessionEventPayload {
+  readonly session: Session;
+  readonly event: AnySessionEvent;
+}
+
+declare module '../hooks/hook-event-map.ts' {
+  interface HookEventMap {
+    'session/event': EmitEvent<SessionEventPayload>;
+  }
+}
+
+/** The dispatch modes of the `session/*` events. */
+export const sessionEventModes = { 'session/event': 'emit' } as const;
+
+/**
+ * The append-only session log: validates, snapshots and freezes each event, keeps `seq` contiguous,
+ * maintains the model-visible surface, and publishes every commit on `session/event` in seq order.
+ */
+export class Session {
+  readonly id: string;
+  readonly header: Readonly<SessionHeader>;
+  readonly #events: AnySessionEvent[] = [];
+  readonly #surface: Surface;
+  readonly #enclosure = new EnclosureTracker();
+  readonly #hooks: HookBus | undefined;
+  #persistence: SessionPersistence | undefined;
+  #firstLiveSeq = 0;
+  #publishIndex = 0;
+  #publishing = false;
+  #closed = false;
+
+  constructor(options: {
+    header: SessionHeader;
+    hooks?: HookBus;
+    seed?: readonly AnySessionEvent[];
+    persistence?: SessionPersistence;
+  }) {
+    this.header = Object.freeze({ ...options.header });
+    this.id = options.header.id;
+    this.#hooks = options.hooks;
+    this.#surface = new Surface(this.#events);
+    const seed = options.seed;
+    if (seed !== undefined) {
+      for (const event of seed) this.#acceptSeed(event);
+      this.#firstLiveSeq = this.#events.length;
+      this.#publishIndex = this.#events.length;
+    }
+    this.#persistence = options.persistence;
+    if (seed !== undefined && seed.length > 0 && seed[seed.length - 1]!.type !== 'session/end-seed') {
+      this.append('session/end-seed', {});
+    }
+  }
+
+  /** Every event in seq order; the array is the log itself and must not be mutated. */
+  get events(): readonly AnySessionEvent[] {
+    return this.#events;
+  }
+
+  /** The number of events. */
+  get length(): number {
+    return this.#events.length;
+  }
+
+  /** The seq of the first event appended by this live session (the seed length). */
+  get firstLiveSeq(): number {
+    return this.#firstLiveSeq;
+  }
+
+  /** The surface replacement generation: it changes when history is rewritten, not extended. */
+  get replaceGeneration(): number {
+    return this.#surface.replaceGeneration;
+  }
+
+  /** The seqs currently visible to the model. */
+  get surfaceNodes(): readonly number[] {
+    return this.#surface.nodes;
+  }
+
+  /** The turn number of the last `turn/start`, 0 when none. */
+  get lastTurn(): number {
+    return this.#enclosure.lastTurn;
+  }
+
+  /** The open turn, if any. */
+  get openTurn(): number | undefined {
+    return this.#enclosure.openTurn;
+  }
+
+  /** The open step, if any. */
+  get openStep(): number | undefined {
+    return this.#enclosure.openStep;
+  }
+
+  /** The calls logged in the open step that still await a result (callId → tool/call seq). */
+  get pendingCalls(): ReadonlyMap<string, number> {
+    return this.#enclosure.pendingCalls;
+  }
+
+  /** True once the session was closed; appends then throw. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** The model history: a fresh array of the frozen messages on the surface. */
+  deriveMessages(): Message[] {
+    return this.#surface.deriveMessages();
+  }
+
+  /** The model history as a shared frozen array, reused until the surface changes. */
+  derivedMessages(): readonly Message[] {
+    return this.#surface.derivedView();
+  }
+
+  /** Attaches the sink that makes appends durable. */
+  attachPersistence(persistence: SessionPersistence | undefined): void {
+    this.#persistence = persistence;
+  }
+
+  /** Makes every committed event durable (a no-op without persistence); rejects on failure. */
+  async checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
+    if (this.#persistence === undefined) return;
+    try {
+      await this.#persistence.checkpoint(reason, signal);
+    } catch (error) {
+      throw new SessionError('CHECKPOINT_FAILED', `session ${this.id}: could not make the log durable`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** Closes the session for writing. */
+  close(): void {
+    this.#closed = true;
+  }
+
+  /**
+   * Appends one event: snapshots `data` as lossless JSON, validates enclosure and surface rules, commits,
+   * then publishes. An append made from inside a `session/event` observer commits at once and is
+   * published after the current event reached every observer. Throws SessionError; nothing is appended.
+   */
+  append<Type extends SessionEventType>(
+    type: Type,
+    data: SessionEventMap[Type],
+    options: AppendOptions = {},
+  ): SessionEvent<Type> {
+    if (this.#closed) throw new SessionError('SESSION_CLOSED', `session ${this.id} is closed`);
+    const event = this.#build(type, data, options, this.#events.length, Date.now());
+    this.#commit(event);
+    this.#persistence?.write(event);
+    this.#publish();
+    return event as SessionEvent<Type>;
+  }
+
+  /** The typed events of one type, in seq order (a scan: for tests and tools, not hot paths). */
+  eventsOfType<Type extends SessionEventType>(type: Type): SessionEvent<Type>[] {
+    return this.#events.filter((event) => event.type === type) as SessionEvent<Type>[];
+  }
+
+  #build(type: string, data: unknown, options: AppendOptions, seq: number, time: number): AnySessionEvent {
+    if (typeof type !== 'string' || type === '')
+      throw new SessionError('INVALID_EVENT', 'event type is required');
+    let frozenData: unknown;
+    let sources: readonly number[] | undefined;
+    let surfaceOp: SurfaceOp | undefined;
+    try {
+      frozenData = snapshotJson(data, `${type}.data`);
+      if (options.sourceEventSeqs !== undefined) sources = snapshotJson([...options.sourceEventSeqs]);
+      if (options.surfaceOp !== undefined) surfaceOp = snapshotJson(options.surfaceOp);
+    } catch (error) {
+      if (error instanceof LosslessJsonError)
+        throw new SessionError('INVALID_JSON_DATA', error.message, { cause: error });
+      throw error;
+    }
+    const event: {
+      type: string;
+      seq: number;
+      time: number;
+      data: unknown;
+      ignorable?: true;
+      surfaceOp?: SurfaceOp;
+      sourceEventSeqs?: readonly number[];
+    } = { type, seq, time, data: frozenData };
+    if (options.ignorable === true) event.ignorable = true;
+    if (surfaceOp !== undefined) event.surfaceOp = surfaceOp;
+    if (sources !== undefined) event.sourceEventSeqs = sources;
+    return Object.freeze(event);
+  }
+
+  #commit(event: AnySessionEvent): void {
+    this.#enclosure.check(event);
+    this.#surface.check(event);
+    this.#events.push(event);
+    this.#enclosure.apply(event);
+    this.#surface.apply(event);
+  }
+
+  #acceptSeed(event: AnySessionEvent): void {
+    if (event.seq !== this.#events.length) {
+      throw new SessionError(
+        'INVALID_EVENT',
+        `seed event has seq ${event.seq}, expected ${this.#events.length}`,
+      );
+    }
+    const options: AppendOptions = {};
+    if (event.surfaceOp !== undefined) options.surfaceOp = event.surfaceOp;
+    if (event.sourceEventSeqs !== undefined) options.sourceEventSeqs = event.sourceEventSeqs;
+    if (event.ignorable === true) options.ignorable = true;
+    this.#commit(this.#build(event.type, event.data, options, event.seq, event.time));
+  }
+
+  #publish(): void {
+    // Re-entrant appends land here while an outer publication runs; the outer loop publishes them in order.
+    if (this.#publishing) return;
+    const hooks = this.#hooks;
+    if (hooks === undefined) {
+      this.#publishIndex = this.#events.length;
+      return;
+    }
+    this.#publishing = true;
+    try {
+      while (this.#publishIndex < this.#events.length) {
+        const event = this.#events[this.#publishIndex++]!;
+        hooks.emit('session/event', { session: this, event }, this.id);
+      }
+    } finally {
+      this.#publishing = false;
+    }
+  }
+}

@@ -1,0 +1,94 @@
+import type { HookBus } from '../../hooks/index.ts';
+import { Session } from '../session.ts';
+import type { SessionHeader } from '../session.ts';
+import { SessionError } from '../session-error.ts';
+import type { AnySessionEvent } from '../session-event.ts';
+import type { SessionStore, SessionSummary } from '../session-store.ts';
+import { summarizeSession } from '../session-summary.ts';
+import { repairInterruptedTail } from '../crash-repair.ts';
+
+interface Entry {
+  header: SessionHeader;
+  events: readonly AnySessionEvent[];
+  live: Session | undefined;
+}
+
+/** A session store that keeps every log in memory, for tests and embedding; nothing survives the process. */
+export class MemorySessionStore implements SessionStore {
+  readonly #entries = new Map<string, Entry>();
+  #hooks: HookBus | undefined;
+
+  /** Attaches the hook bus live sessions publish on. */
+  bind(hooks: HookBus): void {
+    this.#hooks = hooks;
+  }
+
+  async create(
+    header: Omit<SessionHeader, 'version' | 'createdAt'> & { createdAt?: number },
+    options: { seed?: readonly AnySessionEvent[] } = {},
+  ): Promise<Session> {
+    await Promise.resolve();
+    if (this.#entries.has(header.id))
+      throw new SessionError('SESSION_EXISTS', `session ${header.id} already exists`);
+    const fullHeader: SessionHeader = { ...header, version: 0, createdAt: header.createdAt ?? Date.now() };
+    if (options.seed !== undefined) fullHeader.seedLength = options.seed.length;
+    const session = this.#construct(fullHeader, options.seed);
+    this.#entries.set(header.id, { header: fullHeader, events: session.events, live: session });
+    return session;
+  }
+
+  async open(id: string): Promise<Session> {
+    await Promise.resolve();
+    const entry = this.#entry(id);
+    if (entry.live !== undefined && !entry.live.closed) {
+      throw new SessionError('SESSION_LOCKED', `session ${id} is already open for writing in this process`);
+    }
+    const repaired = repairInterruptedTail(entry.events);
+    const session = this.#construct({ ...entry.header }, repaired);
+    entry.live = session;
+    entry.events = session.events;
+    return session;
+  }
+
+  async read(id: string): Promise<{ header: SessionHeader; events: AnySessionEvent[] }> {
+    await Promise.resolve();
+    const entry = this.#entry(id);
+    return { header: { ...entry.header }, events: [...entry.events] };
+  }
+
+  async list(): Promise<SessionSummary[]> {
+    await Promise.resolve();
+    return [...this.#entries.values()]
+      .map((entry) => summarizeSession(entry.header, entry.events))
+      .sort((a, b) => b.updatedAt - a.updatedAt);
+  }
+
+  async delete(id: string): Promise<void> {
+    await Promise.resolve();
+    const entry = this.#entry(id);
+    if (entry.live !== undefined && !entry.live.closed) {
+      throw new SessionError('SESSION_LOCKED', `session ${id} is open; dispose its agent first`);
+    }
+    this.#entries.delete(id);
+  }
+
+  async release(session: Session): Promise<void> {
+    await Promise.resolve();
+    const entry = this.#entries.get(session.id);
+    session.close();
+    if (entry?.live === session) entry.live = undefined;
+  }
+
+  #construct(header: SessionHeader, seed: readonly AnySessionEvent[] | undefined): Session {
+    const options: ConstructorParameters<typeof Session>[0] = { header };
+    if (this.#hooks !== undefined) options.hooks = this.#hooks;
+    if (seed !== undefined) options.seed = seed;
+    return new Session(options);
+  }
+
+  #entry(id: string): Entry {
+    const entry = this.#entries.get(id);
+    if (entry === undefined) throw new SessionError('SESSION_NOT_FOUND', `no session ${id}`);
+    return entry;
+  }
+}

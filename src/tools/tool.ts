@@ -1,0 +1,62 @@
+import type { ContentBlock, JsonSchema, UserMessage } from '../llm/index.ts';
+import type { Session } from '../session/index.ts';
+
+/** Whether a call may overlap with its siblings or must run alone as an ordering barrier. */
+export type ToolExecutionMode = { kind: 'parallel' } | { kind: 'exclusive' };
+
+/** A zod-like schema: anything with `safeParse` (zod v4 schemas qualify). */
+export interface ZodLikeSchema {
+  safeParse(
+    value: unknown,
+  ): { success: true; data: unknown } | { success: false; error: { issues: readonly ZodLikeIssue[] } };
+}
+
+/** One validation issue of a zod-like schema. */
+export interface ZodLikeIssue {
+  path: readonly PropertyKey[];
+  message: string;
+}
+
+/** What a tool receives besides its arguments. */
+export interface ToolContext {
+  /** Aborted when the turn is cancelled; every tool must honour it. */
+  readonly signal: AbortSignal;
+  readonly callId: string;
+  readonly sessionId: string;
+  readonly turn: number;
+  readonly step: number;
+  /** The session this call belongs to (read it; the scheduler owns its tool records). */
+  readonly session: Session;
+  /** Queues context that rides the next request (spliced into `next-step` after this call's result). */
+  deferContext(message: UserMessage | string): void;
+  /** Marks the turn as concluded by this call once its result commits. */
+  concludeTurn(): void;
+}
+
+/** What a tool body may return: text, blocks, or a structured result. */
+export type ToolOutput =
+  | string
+  | ContentBlock[]
+  | {
+      content: string | ContentBlock[];
+      meta?: unknown;
+      isError?: boolean;
+      concludesTurn?: boolean;
+    };
+
+/** A tool definition. */
+export interface Tool<Args = unknown> {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema of the arguments, or a zod schema (converted to JSON Schema for the model). */
+  readonly parameters: JsonSchema | ZodLikeSchema;
+  /** Return literally `true` to let this call run in parallel; anything else means exclusive. */
+  isConcurrencySafe?(args: Args): unknown;
+  /** Runs the call; throw to fail it (the model reads the error). */
+  execute(args: Args, context: ToolContext): Promise<ToolOutput> | ToolOutput;
+}
+
+/** Defines a tool with typed arguments. */
+export function defineTool<Args>(tool: Tool<Args>): Tool<Args> {
+  return tool;
+}
