@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Agent, AgentDriver, AgentOptions, AgentServices } from './agent/index.ts';
+import type {
+  Agent,
+  AgentDriver,
+  AgentOptions,
+  AgentServices,
+  HarnessPlugin,
+  PluginHost,
+} from './agent/index.ts';
 import { AgentRegistry } from './agent/index.ts';
 import type { Disposer, ListenerErrorReporter } from './hooks/index.ts';
 import { HookBus } from './hooks/index.ts';
@@ -11,12 +18,6 @@ import type { SessionStore } from './session/index.ts';
 import { MemorySessionStore, sessionEventModes } from './session/index.ts';
 import type { Tool } from './tools/index.ts';
 import { ApprovalService, ToolPipeline, ToolRegistry } from './tools/index.ts';
-
-/** Optional behaviour attached to a harness through its hooks and services; returns its disposer. */
-export interface HarnessPlugin {
-  readonly name: string;
-  setup(harness: Harness): Disposer | void;
-}
 
 /** Options of `createHarness`. */
 export interface HarnessOptions {
@@ -43,7 +44,7 @@ export interface HarnessOptions {
 const defaultDriver: AgentDriver = (services, session, options) => new LoopAgent(services, session, options);
 
 /** The composed harness: hook bus, services, store, registry and the driver that makes agents. */
-export class Harness {
+export class Harness implements PluginHost {
   readonly hooks: HookBus;
   readonly llm: LlmService;
   readonly tools: ToolRegistry;
@@ -89,6 +90,10 @@ export class Harness {
   use(plugin: HarnessPlugin): void {
     const disposer = plugin.setup(this);
     if (typeof disposer === 'function') this.#pluginDisposers.push(disposer);
+  }
+
+  get registry(): AgentRegistry {
+    return this.agents;
   }
 
   /** The services every driver receives. */
