@@ -20,9 +20,10 @@ const allowed: Record<string, readonly string[]> = {
   testing: ['providers', 'llm', 'session', 'hooks'],
 };
 
-// Front ends see only the public SDK barrels.
+// Front ends see only the public SDK barrels (and the CLI may start the server: `rein web`).
 const publicOnly = new Set(['cli', 'server']);
 const publicBarrels = new Set(['index.ts', 'testing/index.ts']);
+const frontEndExtras: Record<string, readonly string[]> = { cli: ['server/index.ts'] };
 
 function sourceFiles(directory: string): string[] {
   const files: string[] = [];

@@ -44,10 +44,21 @@ export type ToolOutput =
       concludesTurn?: boolean;
     };
 
+/** What a call does to the world; policies (permissions, repetition guard) read it, never the tool's name. */
+export type ToolEffect = 'read' | 'write' | 'execute' | 'other';
+
 /** A tool definition. */
 export interface Tool<Args = unknown> {
   readonly name: string;
   readonly description: string;
+  /** What calls of this tool do; omitted means `other` (treated as mutating by policies). */
+  readonly effect?: ToolEffect;
+  /** True for polling/status tools whose repeated identical calls are expected. */
+  readonly polling?: boolean;
+  /** The filesystem paths a call touches, for path-aware policies. */
+  paths?(args: Args): string[];
+  /** The shell command a call runs, for command-aware policies. */
+  command?(args: Args): string | undefined;
   /** JSON Schema of the arguments, or a zod schema (converted to JSON Schema for the model). */
   readonly parameters: JsonSchema | ZodLikeSchema;
   /** Return literally `true` to let this call run in parallel; anything else means exclusive. */
