@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest';
+import type { StreamChunk } from '../../src/index.ts';
+import { BlockAssembler, HookBus, HookModeError, LlmService, normalizeStream } from '../../src/index.ts';
+import { ScriptedProvider } from '../../src/testing/index.ts';
+
+declare module '../../src/hooks/hook-event-map.ts' {
+  interface HookEventMap {
+    'test/emit': import('../../src/hooks/index.ts').EmitEvent<{ n: number }>;
+    'test/serial': import('../../src/hooks/index.ts').SerialEvent<{ n: number }>;
+    'test/waterfall': import('../../src/hooks/index.ts').WaterfallEvent<{ n: number }, string>;
+  }
+}
+
+function bus(reported: unknown[] = []): HookBus {
+  const hooks = new HookBus({ reportError: (_event, error) => reported.push(error) });
+  hooks.declare({ 'test/emit': 'emit', 'test/serial': 'serial', 'test/waterfall': 'waterfall' });
+  return hooks;
+}
+
+describe('hook bus', () => {
+  it('emit: every listener runs in order; throws and rejections are contained and reported', async () => {
+    const reported: unknown[] = [];
+    const hooks = bus(reported);
+    const seen: string[] = [];
+    hooks.on('test/emit', () => {
+      seen.push('a');
+      throw new Error('a failed');
+    });
+    hooks.on('test/emit', async () => {
+      seen.push('b');
+      throw new Error('b rejected');
+    });
+    hooks.on('test/emit', () => {
+      seen.push('c');
+    });
+    hooks.emit('test/emit', { n: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(seen).toEqual(['a', 'b', 'c']);
+    expect(reported.map((error) => (error as Error).message)).toEqual(['a failed', 'b rejected']);
+  });
+
+  it('serial: awaited one after another; a throw rejects the dispatch', async () => {
+    const hooks = bus();
+    const seen: string[] = [];
+    hooks.on('test/serial', async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      seen.push('slow');
+    });
+    hooks.on('test/serial', () => {
+      seen.push('fast');
+    });
+    await hooks.serial('test/serial', { n: 1 });
+    expect(seen).toEqual(['slow', 'fast']);
+    hooks.on('test/serial', () => {
+      throw new Error('stop');
+    });
+    await expect(hooks.serial('test/serial', { n: 1 })).rejects.toThrow('stop');
+  });
+
+  it('waterfall: first registered is outermost; next() delegates inward; short-circuit skips the inner default', async () => {
+    const hooks = bus();
+    hooks.on('test/waterfall', async (_p, next) => `outer(${await next()})`);
+    hooks.on('test/waterfall', async (_p, next) => `inner(${await next()})`);
+    expect(await hooks.waterfall('test/waterfall', { n: 1 }, () => 'default')).toBe('outer(inner(default))');
+    const off = hooks.on('test/waterfall', () => 'short');
+    expect(await hooks.waterfall('test/waterfall', { n: 1 }, () => 'default')).toBe('outer(inner(short))');
+    off();
+    let innerRuns = 0;
+    hooks.on('test/waterfall', async (_p, next) => {
+      await next();
+      return next();
+    });
+    await hooks.waterfall('test/waterfall', { n: 1 }, () => {
+      innerRuns++;
+      return 'x';
+    });
+    expect(innerRuns).toBe(1);
+  });
+
+  it('scoped registrations hear only their scope and are unwound together', async () => {
+    const hooks = bus();
+    const seen: string[] = [];
+    hooks.on('test/emit', () => seen.push('global'));
+    hooks.on('test/emit', () => seen.push('agent-a'), { scope: 'a' });
+    hooks.emit('test/emit', { n: 1 }, 'b');
+    hooks.emit('test/emit', { n: 1 }, 'a');
+    hooks.disposeScope('a');
+    hooks.emit('test/emit', { n: 1 }, 'a');
+    expect(seen).toEqual(['global', 'global', 'agent-a', 'global']);
+  });
+
+  it('an event dispatched with the wrong mode is refused', () => {
+    const hooks = bus();
+    expect(() => hooks.emit('test/waterfall' as never, { n: 1 } as never)).toThrow(HookModeError);
+  });
+});
+
+describe('block assembler', () => {
+  it('keys blocks by index in first-seen order; the first block-end is authoritative; the last usage wins', () => {
+    const assembler = new BlockAssembler();
+    const chunks: StreamChunk[] = [
+      { type: 'text-delta', index: 1, text: 'Hel' },
+      { type: 'reasoning-delta', index: 0, text: 'think' },
+      { type: 'text-delta', index: 1, text: 'lo' },
+      { type: 'block-end', index: 1, block: { type: 'text', text: 'Hello!' } },
+      { type: 'text-delta', index: 1, text: ' ignored' },
+      { type: 'tool-call-delta', index: 2, id: '', name: 'read', argumentsDelta: '{"a":' },
+      { type: 'tool-call-delta', index: 2, id: '', argumentsDelta: '1}' },
+      { type: 'usage', usage: { inputTokens: 1, outputTokens: 1 } },
+      { type: 'usage', usage: { inputTokens: 5, outputTokens: 7 } },
+    ];
+    for (const chunk of chunks) assembler.push(chunk);
+    const result = assembler.result();
+    expect(result.finish).toEqual({ kind: 'stop' });
+    expect(result.usage).toEqual({ inputTokens: 5, outputTokens: 7 });
+    expect(result.content).toEqual([
+      { type: 'text', text: 'Hello!' },
+      { type: 'reasoning', text: 'think' },
+      { type: 'tool-call', id: 'call-2', name: 'read', arguments: '{"a":1}' },
+    ]);
+  });
+
+  it('drops every tool call on max-tokens and keeps an interrupted prefix of text and reasoning only', () => {
+    const assembler = new BlockAssembler();
+    assembler.push({ type: 'text-delta', index: 0, text: 'partial' });
+    assembler.push({ type: 'tool-call-delta', index: 1, id: 'c', name: 'x', argumentsDelta: '{' });
+    assembler.push({ type: 'text-delta', index: 2, text: '   ' });
+    expect(assembler.interruptedPrefix()).toEqual([{ type: 'text', text: 'partial' }]);
+    assembler.push({ type: 'finish', reason: { kind: 'max-tokens' } });
+    expect(assembler.result().content.map((block) => block.type)).toEqual(['text', 'text']);
+  });
+});
+
+describe('llm service', () => {
+  it('normalizes adapter throws into a terminal finish, and nothing follows a finish', async () => {
+    const controller = new AbortController();
+    async function* source(): AsyncGenerator<StreamChunk> {
+      yield { type: 'text-delta', index: 0, text: 'a' };
+      throw Object.assign(new Error('reset'), { code: 'ECONNRESET' });
+    }
+    const out: StreamChunk[] = [];
+    for await (const chunk of normalizeStream(source, controller.signal)) out.push(chunk);
+    expect(out.at(-1)).toEqual({
+      type: 'finish',
+      reason: { kind: 'error', failure: { message: 'reset', code: 'UNKNOWN' } },
+    });
+    async function* chatty(): AsyncGenerator<StreamChunk> {
+      yield { type: 'finish', reason: { kind: 'stop' } };
+      yield { type: 'text-delta', index: 0, text: 'after finish' };
+    }
+    const after: StreamChunk[] = [];
+    for await (const chunk of normalizeStream(chatty, controller.signal)) after.push(chunk);
+    expect(after).toEqual([{ type: 'finish', reason: { kind: 'stop' } }]);
+  });
+
+  it('reports NO_ADAPTER in-band and lets an llm/stream listener short-circuit before lookup', async () => {
+    const hooks = new HookBus();
+    const llm = new LlmService(hooks);
+    const signal = new AbortController().signal;
+    const request = { provider: 'ghost', model: 'm', messages: [] };
+    const chunks: StreamChunk[] = [];
+    for await (const chunk of await llm.stream(request, { signal })) chunks.push(chunk);
+    expect(chunks).toMatchObject([
+      { type: 'finish', reason: { kind: 'error', failure: { code: 'NO_ADAPTER' } } },
+    ]);
+    const scripted = new ScriptedProvider({ responses: [{ text: 'served' }] });
+    llm.register(scripted);
+    hooks.on('llm/stream', async ({ request: r, signal: s }, next) =>
+      r.provider === 'ghost' ? llm.stream({ ...r, provider: 'scripted' }, { signal: s }) : next(),
+    );
+    const served: StreamChunk[] = [];
+    for await (const chunk of await llm.stream(request, { signal })) served.push(chunk);
+    expect(served.at(-1)).toEqual({ type: 'finish', reason: { kind: 'stop' } });
+    expect(() => llm.register(new ScriptedProvider())).toThrowError(/already registered/);
+  });
+});
