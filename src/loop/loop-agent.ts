@@ -213,7 +213,7 @@ export class LoopAgent implements Agent {
   /** One turn; resolves true when the drain should run another turn in the same running interval. */
   async #turn(phase: Phase & { kind: 'running' }): Promise<boolean> {
     const { hooks } = this.#services;
-    let signal = phase.controller.signal;
+    const signal = phase.controller.signal;
     throwIfAborted(signal);
     const turn = phase.turn + 1;
     try {
@@ -312,7 +312,6 @@ export class LoopAgent implements Agent {
     if (!leftNormally || this.inbox.size() === 0 || this.#disposing !== undefined) return false;
     // Another turn in the same running interval: a fresh turn signal, no stale latch.
     phase.controller = new AbortController();
-    signal = phase.controller.signal;
     phase.latch = false;
     phase.step = 0;
     return true;
