@@ -1,0 +1,79 @@
+import type { Message } from '../../llm/index.ts';
+import type { AnySessionEvent, Session } from '../../session/index.ts';
+import { estimateMessageTokens } from './token-estimate.ts';
+
+/** One node of the model-visible surface with what it contributes to a request. */
+export interface SurfaceNode {
+  readonly seq: number;
+  readonly event: AnySessionEvent;
+  /** The message the node derives to, or undefined when it contributes nothing (an empty assistant anchor). */
+  readonly message: Message | undefined;
+  /** The heuristic token price of that message (0 when it contributes nothing). */
+  readonly tokens: number;
+  /** Ids of the tool calls the node's assistant message makes. */
+  readonly callIds: readonly string[];
+  /** The call id a `tool/result` node answers. */
+  readonly resultFor: string | undefined;
+}
+
+// Events are frozen and never change, so a node's facts can be cached by the event object.
+const nodeCache = new WeakMap<AnySessionEvent, SurfaceNode>();
+
+/** The surface of a session as priced nodes, in surface order. */
+export function readSurface(session: Session): SurfaceNode[] {
+  const events = session.events;
+  return session.surfaceNodes.map((seq) => surfaceNodeOf(events[seq]!));
+}
+
+/** The priced node of one surface event. */
+export function surfaceNodeOf(event: AnySessionEvent): SurfaceNode {
+  const cached = nodeCache.get(event);
+  if (cached !== undefined) return cached;
+  const message = messageOf(event);
+  const callIds: string[] = [];
+  let resultFor: string | undefined;
+  if (message !== undefined && event.type === 'assistant/message') {
+    for (const block of message.content) if (block.type === 'tool-call') callIds.push(block.id);
+  }
+  if (message !== undefined && event.type === 'tool/result') {
+    for (const block of message.content) if (block.type === 'tool-result') resultFor = block.toolCallId;
+  }
+  const node: SurfaceNode = {
+    seq: event.seq,
+    event,
+    message,
+    tokens: message === undefined ? 0 : estimateMessageTokens(message),
+    callIds,
+    resultFor,
+  };
+  nodeCache.set(event, node);
+  return node;
+}
+
+/** True when every tool call among the nodes has its result among them, and every result its call. */
+export function isPairingBalanced(nodes: readonly SurfaceNode[]): boolean {
+  const calls = new Set<string>();
+  const results = new Set<string>();
+  for (const node of nodes) {
+    for (const id of node.callIds) calls.add(id);
+    if (node.resultFor !== undefined) results.add(node.resultFor);
+  }
+  if (calls.size !== results.size) return false;
+  for (const id of calls) if (!results.has(id)) return false;
+  return true;
+}
+
+function messageOf(event: AnySessionEvent): Message | undefined {
+  switch (event.type) {
+    case 'user/message':
+      return event.data as Message;
+    case 'assistant/message': {
+      const message = (event.data as { message: Message }).message;
+      return message.content.length === 0 ? undefined : message;
+    }
+    case 'tool/result':
+      return (event.data as { message: Message }).message;
+    default:
+      return undefined;
+  }
+}
