@@ -1,0 +1,3 @@
+export * from './goal-events.ts';
+export * from './goal-state.ts';
+export * from './goals-plugin.ts';
