@@ -1,0 +1,138 @@
+import type { ServerResponse } from 'node:http';
+import type { AnySessionEvent } from '../index.ts';
+
+/** Options of one event-stream client. */
+export interface EventStreamClientOptions {
+  /** The first durable seq to send. */
+  from: number;
+  /** The session's log as it stands now (the live log, or the stored one). */
+  source: () => readonly AnySessionEvent[];
+  /** The live state sent in a `resync` after live events had to be dropped. */
+  snapshot: () => unknown;
+  /** How many live (non-durable) events may wait for a slow client before they collapse into a resync. */
+  liveLimit: number;
+  /** Milliseconds between keep-alive comments. */
+  heartbeatMs: number;
+  onClose: () => void;
+}
+
+interface LiveEntry {
+  /** The log length when the live event happened: it is sent after the durable events before it. */
+  afterSeq: number;
+  event: string;
+  data: unknown;
+}
+
+/**
+ * One server-sent-events client of a session. Durable events are read from the log through a cursor (the
+ * log is the buffer, so a slow reader costs no memory and loses nothing; SSE ids are seqs); live events
+ * wait in a bounded queue, and when it overflows they are dropped for one `resync` carrying fresh state.
+ * Writing never blocks the agent: the client pumps on `drain`.
+ */
+export class EventStreamClient {
+  readonly #response: ServerResponse;
+  readonly #options: EventStreamClientOptions;
+  readonly #live: LiveEntry[] = [];
+  readonly #heartbeat: NodeJS.Timeout;
+  #next: number;
+  #blocked = false;
+  #resync = false;
+  #closed = false;
+  #scheduled = false;
+
+  constructor(response: ServerResponse, options: EventStreamClientOptions) {
+    this.#response = response;
+    this.#options = options;
+    this.#next = Math.max(0, options.from);
+    response.on('close', () => this.close());
+    response.on('drain', () => {
+      this.#blocked = false;
+      this.#pump();
+    });
+    this.#heartbeat = setInterval(() => {
+      if (!this.#closed && !this.#blocked) this.#response.write(': keep-alive\n\n');
+    }, options.heartbeatMs);
+    this.#heartbeat.unref();
+  }
+
+  /** The next durable seq this client will be sent. */
+  get nextSeq(): number {
+    return this.#next;
+  }
+
+  /** True once the connection closed. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Sends the durable events that have been appended since. */
+  notifyLog(): void {
+    this.#schedule();
+  }
+
+  /** Queues a live event; overflowing the bound replaces the queue with one resync. */
+  pushLive(event: string, data: unknown): void {
+    if (this.#closed) return;
+    if (this.#live.length >= this.#options.liveLimit) {
+      this.#live.length = 0;
+      this.#resync = true;
+    } else {
+      this.#live.push({ afterSeq: this.#options.source().length, event, data });
+    }
+    this.#schedule();
+  }
+
+  /** Ends the stream with a final event. */
+  end(event: string, data: unknown): void {
+    if (this.#closed) return;
+    this.#write(event, data);
+    this.#response.end();
+    this.close();
+  }
+
+  /** Releases the client (idempotent). */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#heartbeat);
+    this.#live.length = 0;
+    if (!this.#response.writableEnded) this.#response.end();
+    this.#options.onClose();
+  }
+
+  #schedule(): void {
+    // Coalesces a burst of appends into one pump after the appending code returns.
+    if (this.#scheduled || this.#closed) return;
+    this.#scheduled = true;
+    queueMicrotask(() => {
+      this.#scheduled = false;
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    while (!this.#closed && !this.#blocked) {
+      const log = this.#options.source();
+      if (this.#resync) {
+        this.#resync = false;
+        this.#write('resync', this.#options.snapshot());
+        continue;
+      }
+      const live = this.#live[0];
+      if (live !== undefined && (live.afterSeq <= this.#next || this.#next >= log.length)) {
+        this.#live.shift();
+        this.#write(live.event, live.data);
+        continue;
+      }
+      const event = log[this.#next];
+      if (event === undefined) return;
+      this.#next = event.seq + 1;
+      this.#write('log', event, event.seq);
+    }
+  }
+
+  #write(event: string, data: unknown, id?: number): void {
+    const frame = `${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    if (!this.#response.write(frame)) this.#blocked = true;
+  }
+}

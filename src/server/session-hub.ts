@@ -1,0 +1,250 @@
+import type { ServerResponse } from 'node:http';
+import type {
+  Agent,
+  AnySessionEvent,
+  ApprovalRequest,
+  Disposer,
+  EpochHeader,
+  Harness,
+  UserMessage,
+} from '../index.ts';
+import { EventStreamClient } from './event-stream-client.ts';
+
+/** A provider and model pair. */
+export interface ModelRoute {
+  provider: string;
+  model: string;
+}
+
+/** The live state of a session as the UI sees it (sent on connect, on resync, and piecewise when it changes). */
+export interface SessionLiveState {
+  sessionId: string;
+  live: boolean;
+  status: 'idle' | 'running';
+  inbox: { nextTurn: UserMessage[]; nextStep: UserMessage[] };
+  approvals: ApprovalRequest[];
+  model: ModelRoute | undefined;
+  length: number;
+}
+
+/** Options of the hub. */
+export interface SessionHubOptions {
+  /** Live events a slow client may owe before they collapse into a resync. */
+  liveLimit?: number;
+  heartbeatMs?: number;
+  /** How long an approver stays attached after the last browser of a session disconnected (reloads). */
+  approverGraceMs?: number;
+}
+
+interface Channel {
+  readonly clients: Set<EventStreamClient>;
+  stored: readonly AnySessionEvent[] | undefined;
+  approver: Disposer | undefined;
+  graceTimer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * Connects browsers to sessions: one event stream per browser tab (durable log replay, then live), the
+ * session's approver while a browser is connected, and the per-session model override.
+ */
+export class SessionHub {
+  readonly #harness: Harness;
+  readonly #channels = new Map<string, Channel>();
+  readonly #routes = new Map<string, ModelRoute>();
+  readonly #disposers: Disposer[] = [];
+  readonly #liveLimit: number;
+  readonly #heartbeatMs: number;
+  readonly #graceMs: number;
+
+  constructor(harness: Harness, options: SessionHubOptions = {}) {
+    this.#harness = harness;
+    this.#liveLimit = options.liveLimit ?? 512;
+    this.#heartbeatMs = options.heartbeatMs ?? 15_000;
+    this.#graceMs = options.approverGraceMs ?? 15_000;
+    const hooks = harness.hooks;
+    this.#disposers.push(
+      hooks.on('session/event', ({ session, event }) => {
+        const channel = this.#channels.get(session.id);
+        if (channel === undefined) return;
+        for (const client of channel.clients) client.notifyLog();
+        if (event.type === 'tool/approval-decided') this.#broadcastApprovals(session.id);
+      }),
+      hooks.on('agent/status', ({ agent, status }) => this.#broadcast(agent.id, 'status', { status })),
+      hooks.on('agent/inbox/inserted', ({ agent }) => this.#broadcastInbox(agent)),
+      hooks.on('agent/inbox/discarded', ({ agent }) => this.#broadcastInbox(agent)),
+      hooks.on('agent/inbox/claimed', ({ agent }) => this.#broadcastInbox(agent)),
+      hooks.on('agent/created', ({ agent }) => {
+        const channel = this.#channels.get(agent.id);
+        if (channel === undefined) return;
+        channel.stored = undefined;
+        this.#broadcast(agent.id, 'state', this.state(agent.id));
+      }),
+      hooks.on('agent/disposed', ({ agent }) => {
+        this.#routes.delete(agent.id);
+        const channel = this.#channels.get(agent.id);
+        if (channel === undefined) return;
+        // The log the clients read must outlive the agent: keep the last events as the stored view.
+        channel.stored = agent.session.events.slice();
+        this.#broadcast(agent.id, 'state', this.state(agent.id));
+      }),
+      hooks.on('agent/request', async ({ agent }, next) => {
+        const config = await next();
+        const route = this.#routes.get(agent.id);
+        if (route === undefined || (route.provider === config.provider && route.model === config.model)) {
+          return config;
+        }
+        // A different model gets its own defaults: effort ids and token caps do not carry across models.
+        const { reasoningEffort: _effort, maxTokens: _maxTokens, ...rest } = config;
+        return { ...rest, provider: route.provider, model: route.model };
+      }),
+    );
+  }
+
+  /** Switches the model a live session's next requests use. */
+  setRoute(sessionId: string, route: ModelRoute): void {
+    this.#routes.set(sessionId, route);
+    this.#broadcast(sessionId, 'state', this.state(sessionId));
+  }
+
+  /** The model a session uses: the override, else its latest request header, else its options. */
+  routeOf(sessionId: string): ModelRoute | undefined {
+    const override = this.#routes.get(sessionId);
+    if (override !== undefined) return override;
+    const agent = this.#harness.agents.get(sessionId);
+    const events = agent?.session.events ?? this.#channels.get(sessionId)?.stored ?? [];
+    for (let index = events.length - 1; index >= 0; index--) {
+      const event = events[index]!;
+      if (event.type === 'request/header') {
+        const { provider, model } = (event.data as { header: EpochHeader }).header.config;
+        return { provider, model };
+      }
+    }
+    if (agent?.options.provider !== undefined && agent.options.model !== undefined) {
+      return { provider: agent.options.provider, model: agent.options.model };
+    }
+    return undefined;
+  }
+
+  /** The live state of a session. */
+  state(sessionId: string): SessionLiveState {
+    const agent = this.#harness.agents.get(sessionId);
+    return {
+      sessionId,
+      live: agent !== undefined,
+      status: agent?.status ?? 'idle',
+      inbox: {
+        nextTurn: agent?.inbox.list('next-turn') ?? [],
+        nextStep: agent?.inbox.list('next-step') ?? [],
+      },
+      approvals: this.#harness.approvals.pending(sessionId),
+      model: this.routeOf(sessionId),
+      length: this.#log(sessionId).length,
+    };
+  }
+
+  /**
+   * Streams a session to one browser: `hello` with the live state, the durable events from `from`
+   * (SSE id = seq), then live durable and state events as they happen.
+   */
+  async attach(sessionId: string, response: ServerResponse, from: number): Promise<EventStreamClient> {
+    let channel = this.#channels.get(sessionId);
+    if (channel === undefined) {
+      const stored = this.#harness.agents.has(sessionId)
+        ? undefined
+        : (await this.#harness.store.read(sessionId)).events;
+      // Another attach may have created the channel while the store was read.
+      channel = this.#channels.get(sessionId) ?? {
+        clients: new Set(),
+        stored,
+        approver: undefined,
+        graceTimer: undefined,
+      };
+      this.#channels.set(sessionId, channel);
+    }
+    const owner = channel;
+    const client: EventStreamClient = new EventStreamClient(response, {
+      from,
+      source: () => this.#log(sessionId),
+      snapshot: () => this.state(sessionId),
+      liveLimit: this.#liveLimit,
+      heartbeatMs: this.#heartbeatMs,
+      onClose: () => this.#detach(sessionId, owner, client),
+    });
+    owner.clients.add(client);
+    this.#ensureApprover(sessionId, owner);
+    client.pushLive('hello', this.state(sessionId));
+    return client;
+  }
+
+  /** Ends every stream of a session (it was deleted). */
+  closeSession(sessionId: string, reason: string): void {
+    const channel = this.#channels.get(sessionId);
+    if (channel === undefined) return;
+    for (const client of [...channel.clients]) client.end('closed', { reason });
+  }
+
+  /** Ends every stream, detaches every approver and listener. */
+  dispose(): void {
+    for (const [sessionId, channel] of this.#channels) {
+      for (const client of [...channel.clients]) client.end('closed', { reason: 'server stopping' });
+      this.#dropApprover(channel);
+      this.#channels.delete(sessionId);
+    }
+    for (const dispose of this.#disposers.splice(0)) dispose();
+  }
+
+  #log(sessionId: string): readonly AnySessionEvent[] {
+    const agent = this.#harness.agents.get(sessionId);
+    if (agent !== undefined) return agent.session.events;
+    return this.#channels.get(sessionId)?.stored ?? [];
+  }
+
+  #detach(sessionId: string, channel: Channel, client: EventStreamClient): void {
+    channel.clients.delete(client);
+    if (channel.clients.size > 0) return;
+    clearTimeout(channel.graceTimer);
+    channel.graceTimer = setTimeout(() => {
+      if (channel.clients.size > 0) return;
+      this.#dropApprover(channel);
+      if (this.#channels.get(sessionId) === channel) this.#channels.delete(sessionId);
+    }, this.#graceMs);
+    channel.graceTimer.unref();
+  }
+
+  #ensureApprover(sessionId: string, channel: Channel): void {
+    clearTimeout(channel.graceTimer);
+    channel.graceTimer = undefined;
+    if (channel.approver !== undefined) return;
+    channel.approver = this.#harness.approvals.attach({
+      sessionId,
+      // The browser answers through the API; the dialog opens from the pending list pushed here.
+      notify: () => {
+        this.#broadcastApprovals(sessionId);
+      },
+    });
+  }
+
+  #dropApprover(channel: Channel): void {
+    clearTimeout(channel.graceTimer);
+    channel.graceTimer = undefined;
+    channel.approver?.();
+    channel.approver = undefined;
+  }
+
+  #broadcastInbox(agent: Agent): void {
+    this.#broadcast(agent.id, 'inbox', {
+      nextTurn: agent.inbox.list('next-turn'),
+      nextStep: agent.inbox.list('next-step'),
+    });
+  }
+
+  #broadcastApprovals(sessionId: string): void {
+    this.#broadcast(sessionId, 'approvals', { approvals: this.#harness.approvals.pending(sessionId) });
+  }
+
+  #broadcast(sessionId: string, event: string, data: unknown): void {
+    const channel = this.#channels.get(sessionId);
+    if (channel === undefined) return;
+    for (const client of channel.clients) client.pushLive(event, data);
+  }
+}
