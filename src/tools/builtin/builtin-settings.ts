@@ -1,0 +1,23 @@
+import type { OutputLimit } from './bounded-output.ts';
+import type { Workspace } from './workspace.ts';
+
+/** What every built-in tool of one set shares: the workspace, the output cap and the shell settings. */
+export interface BuiltinSettings {
+  readonly workspace: Workspace;
+  readonly outputLimit: OutputLimit;
+  /** Names (or `*` patterns) of secret-looking environment variables `bash` may still pass on. */
+  readonly allowEnv: readonly string[];
+  /** Default and maximum `bash` timeouts, in milliseconds. */
+  readonly bashTimeoutMs: number;
+  readonly bashMaxTimeoutMs: number;
+  /** Files above this size are not read whole (edit_file, grep). */
+  readonly maxFileBytes: number;
+}
+
+/** The `path` argument of a path tool, or `fallback` when absent or not a string (for policies). */
+export function pathArgument(args: unknown, key = 'path', fallback?: string): string[] {
+  const value =
+    typeof args === 'object' && args !== null ? (args as Record<string, unknown>)[key] : undefined;
+  if (typeof value === 'string') return [value];
+  return fallback !== undefined ? [fallback] : [];
+}

@@ -1,0 +1,76 @@
+import { statSync } from 'node:fs';
+import picomatch from 'picomatch';
+import { defineTool } from '../tool.ts';
+import type { Tool } from '../tool.ts';
+import { ToolError } from '../tool-error.ts';
+import type { BuiltinSettings } from './builtin-settings.ts';
+import { pathArgument } from './builtin-settings.ts';
+import { walkFiles } from './workspace-walker.ts';
+
+/** Arguments of `glob`. */
+export interface GlobArgs {
+  pattern: string;
+  path?: string;
+  include_ignored?: boolean;
+}
+
+/** Paths shown before a glob result is cut. */
+export const maxGlobResults = 1000;
+
+/** `glob`: files matching a pattern below a directory, honouring `.gitignore` unless told otherwise. */
+export function createGlobTool(settings: BuiltinSettings): Tool<GlobArgs> {
+  const { workspace } = settings;
+  return defineTool<GlobArgs>({
+    name: 'glob',
+    description:
+      'Find files by glob pattern (e.g. "**/*.ts", "src/**/test-*.js"), relative to path (default: the ' +
+      'workspace root). Files ignored by .gitignore and the .git directory are skipped unless ' +
+      `include_ignored is true. Returns sorted paths, at most ${maxGlobResults}.`,
+    effect: 'read',
+    parameters: {
+      type: 'object',
+      properties: {
+        pattern: {
+          type: 'string',
+          minLength: 1,
+          description: 'Glob pattern, matched against paths below path.',
+        },
+        path: { type: 'string', description: 'Directory to search in.' },
+        include_ignored: { type: 'boolean', description: 'Also list files that .gitignore ignores.' },
+      },
+      required: ['pattern'],
+      additionalProperties: false,
+    },
+    paths: (args) => pathArgument(args, 'path', '.'),
+    isConcurrencySafe: () => true,
+    async execute(args, context) {
+      const requested = args.path ?? '.';
+      const checked = workspace.recheck(workspace.check(requested, 'read'), 'read');
+      let isDirectory = false;
+      try {
+        isDirectory = statSync(checked.real).isDirectory();
+      } catch {
+        // Missing: reported just below, like a file given where a directory is needed.
+      }
+      if (!isDirectory) throw new ToolError('NOT_A_DIRECTORY', `${requested} is not an existing directory`);
+      const matches = picomatch(args.pattern, { dot: true });
+      const found: string[] = [];
+      let total = 0;
+      for await (const file of walkFiles(workspace, checked.real, {
+        respectGitignore: args.include_ignored !== true,
+        signal: context.signal,
+      })) {
+        if (!matches(file.relativeToBase)) continue;
+        total++;
+        if (found.length < maxGlobResults) found.push(file.display);
+      }
+      const cut =
+        total > found.length ? `\n(${total - found.length} more matches not shown; narrow the pattern)` : '';
+      return {
+        content:
+          total === 0 ? `No files match ${args.pattern} in ${checked.display}.` : found.join('\n') + cut,
+        meta: { path: checked.display, matches: total },
+      };
+    },
+  });
+}

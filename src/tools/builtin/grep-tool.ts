@@ -1,0 +1,164 @@
+import { readFile, stat } from 'node:fs/promises';
+import picomatch from 'picomatch';
+import { defineTool } from '../tool.ts';
+import type { Tool } from '../tool.ts';
+import { ToolError } from '../tool-error.ts';
+import type { BuiltinSettings } from './builtin-settings.ts';
+import { pathArgument } from './builtin-settings.ts';
+import { looksBinary } from './file-access.ts';
+import type { WalkedFile } from './workspace-walker.ts';
+import { walkFiles } from './workspace-walker.ts';
+
+/** Arguments of `grep`. */
+export interface GrepArgs {
+  pattern: string;
+  path?: string;
+  glob?: string;
+  ignore_case?: boolean;
+  max_results?: number;
+  include_ignored?: boolean;
+}
+
+/** Matches shown when the call names no cap. */
+export const defaultGrepResults = 100;
+
+/** The largest cap a call may ask for. */
+export const maxGrepResults = 1000;
+
+/** Characters of a matching line shown before it is cut. */
+const maxMatchLineChars = 300;
+
+/** Files read at once while searching. */
+const readBatch = 32;
+
+/** `grep`: a regular expression over the files below a path, answering `file:line:text`. */
+export function createGrepTool(settings: BuiltinSettings): Tool<GrepArgs> {
+  const { workspace } = settings;
+  return defineTool<GrepArgs>({
+    name: 'grep',
+    description:
+      'Search file contents with a JavaScript regular expression. Searches path (a file or directory, ' +
+      'default: the workspace root), optionally only files matching glob (e.g. "**/*.ts"). Skips binary ' +
+      'files, .git and files ignored by .gitignore (unless include_ignored). Answers "path:line:text", at ' +
+      `most max_results matches (default ${defaultGrepResults}).`,
+    effect: 'read',
+    parameters: {
+      type: 'object',
+      properties: {
+        pattern: { type: 'string', minLength: 1, description: 'JavaScript regular expression.' },
+        path: { type: 'string', description: 'File or directory to search.' },
+        glob: { type: 'string', description: 'Only search files whose path below path matches this glob.' },
+        ignore_case: { type: 'boolean', description: 'Match case-insensitively.' },
+        max_results: {
+          type: 'integer',
+          minimum: 1,
+          maximum: maxGrepResults,
+          description: 'Cap of matches shown.',
+        },
+        include_ignored: { type: 'boolean', description: 'Also search files that .gitignore ignores.' },
+      },
+      required: ['pattern'],
+      additionalProperties: false,
+    },
+    paths: (args) => pathArgument(args, 'path', '.'),
+    isConcurrencySafe: () => true,
+    async execute(args, context) {
+      let regex: RegExp;
+      try {
+        regex = new RegExp(args.pattern, args.ignore_case === true ? 'i' : '');
+      } catch (error) {
+        throw new ToolError(
+          'INVALID_REGEX',
+          `pattern is not a valid regular expression: ${(error as Error).message}`,
+        );
+      }
+      const cap = args.max_results ?? defaultGrepResults;
+      const requested = args.path ?? '.';
+      const checked = workspace.recheck(workspace.check(requested, 'read'), 'read');
+      let isDirectory: boolean;
+      try {
+        isDirectory = (await stat(checked.real)).isDirectory();
+      } catch {
+        throw new ToolError('FILE_NOT_FOUND', `${requested} does not exist`);
+      }
+      const files: WalkedFile[] = [];
+      if (isDirectory) {
+        const include = args.glob !== undefined ? picomatch(args.glob, { dot: true }) : undefined;
+        for await (const file of walkFiles(workspace, checked.real, {
+          respectGitignore: args.include_ignored !== true,
+          signal: context.signal,
+        })) {
+          if (include === undefined || include(file.relativeToBase)) files.push(file);
+        }
+      } else {
+        files.push({ real: checked.real, display: checked.display, relativeToBase: checked.display });
+      }
+      const lines: string[] = [];
+      let matches = 0;
+      let matchedFiles = 0;
+      let skipped = 0;
+      let stopped = false;
+      for (let start = 0; start < files.length && !stopped; start += readBatch) {
+        if (context.signal.aborted) throw new ToolError('ABORTED', 'grep was aborted');
+        const batch = files.slice(start, start + readBatch);
+        const contents = await Promise.all(
+          batch.map((file) => readSearchable(file.real, settings.maxFileBytes)),
+        );
+        for (let index = 0; index < batch.length && !stopped; index++) {
+          const text = contents[index];
+          if (text === undefined) {
+            skipped++;
+            continue;
+          }
+          let fileMatched = false;
+          let lineNumber = 0;
+          for (const line of text.split('\n')) {
+            lineNumber++;
+            if (!regex.test(line)) continue;
+            if (!fileMatched) matchedFiles++;
+            fileMatched = true;
+            matches++;
+            if (lines.length >= cap) {
+              stopped = true;
+              break;
+            }
+            const clean = line.endsWith('\r') ? line.slice(0, -1) : line;
+            const shown =
+              clean.length > maxMatchLineChars ? `${clean.slice(0, maxMatchLineChars)}... [line cut]` : clean;
+            lines.push(`${batch[index]!.display}:${lineNumber}:${shown}`);
+          }
+        }
+      }
+      const notes: string[] = [];
+      if (stopped)
+        notes.push(`(stopped after ${cap} matches; narrow the pattern, path or glob for the rest)`);
+      if (skipped > 0) notes.push(`(${skipped} binary, unreadable or over-size files skipped)`);
+      const body =
+        lines.length === 0
+          ? `No matches for /${args.pattern}/ in ${checked.display} (${files.length} files searched).`
+          : lines.join('\n');
+      return {
+        content: [body, ...notes].join('\n'),
+        meta: {
+          path: checked.display,
+          ...(stopped ? {} : { matches }),
+          shown: lines.length,
+          files: files.length,
+          matchedFiles,
+        },
+      };
+    },
+  });
+}
+
+async function readSearchable(path: string, maxBytes: number): Promise<string | undefined> {
+  try {
+    const info = await stat(path);
+    if (!info.isFile() || info.size > maxBytes) return undefined;
+    const buffer = await readFile(path);
+    return looksBinary(buffer) ? undefined : buffer.toString('utf8');
+  } catch {
+    // Vanished or unreadable since the walk: counted as skipped.
+    return undefined;
+  }
+}
