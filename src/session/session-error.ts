@@ -12,6 +12,9 @@ export type SessionErrorCode =
   | 'SESSION_LOCKED'
   | 'SESSION_CORRUPT'
   | 'SESSION_VERSION'
+  | 'SESSION_IO'
+  | 'INVALID_SESSION_ID'
+  | 'INVALID_FORK'
   | 'CHECKPOINT_FAILED';
 
 /** A rejected append, load or store operation; nothing was written. */

@@ -1,4 +1,5 @@
 import type { HookBus } from '../hooks/index.ts';
+import type { ModelInfo } from '../llm/index.ts';
 import type { Session, SessionHeader } from './session.ts';
 import type { AnySessionEvent } from './session-event.ts';
 
@@ -12,6 +13,25 @@ export interface SessionSummary {
   turns: number;
   events: number;
   parentSession?: string;
+  /** Token totals over every model call in the log. */
+  usage?: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
+  /** Cost in US dollars, when the store knows the models' prices. */
+  cost?: number;
+  /** Where a stored log stops being readable; the summary covers the records before it. */
+  corrupt?: { line: number; offset: number };
+}
+
+/** Looks up the prices of a provider's model (as `ModelInfo.pricing` gives them), for session costs. */
+export type PricingLookup = (provider: string, model: string) => ModelInfo['pricing'] | undefined;
+
+/** Options of `SessionStore.fork`. */
+export interface SessionForkOptions {
+  /** The id of the new session; a random UUID when omitted. */
+  id?: string;
+  /** Fork after this turn's `turn/end`; by default after the last closed turn (or the whole balanced log). */
+  atTurn?: number;
+  /** Fork a stored log that fails to load from its last good record instead of refusing it. */
+  salvage?: boolean;
 }
 
 /** The seam every session store implements (memory, disk, and later a database). */
@@ -31,6 +51,11 @@ export interface SessionStore {
   list(): Promise<SessionSummary[]>;
   /** Deletes a stored session that no live agent holds. */
   delete(id: string): Promise<void>;
+  /**
+   * Creates a new stored session seeded with a prefix of another that ends at a turn boundary (header
+   * `origin: 'fork'`, `parentSession`, `seedLength`); returns its header, not held for writing.
+   */
+  fork(id: string, options?: SessionForkOptions): Promise<SessionHeader>;
   /** Releases a live session (flushes, drops its write lock). */
   release(session: Session): Promise<void>;
   /** Attaches the hook bus live sessions publish on. */

@@ -1,16 +1,38 @@
 import { messageText } from '../llm/index.ts';
-import type { UserMessage } from '../llm/index.ts';
+import type { AssistantMessage, TokenUsage, UserMessage } from '../llm/index.ts';
 import type { SessionHeader } from './session.ts';
 import type { AnySessionEvent } from './session-event.ts';
-import type { SessionSummary } from './session-store.ts';
+import type { PricingLookup, SessionSummary } from './session-store.ts';
 
-/** Builds a listing row from a header and its events: title from the first prompt, turn count, times. */
-export function summarizeSession(header: SessionHeader, events: readonly AnySessionEvent[]): SessionSummary {
+/**
+ * Builds a listing row from a header and its events: title from the first prompt, turn count, times,
+ * token totals, and the cost when `pricing` knows every priced model's rates.
+ */
+export function summarizeSession(
+  header: SessionHeader,
+  events: readonly AnySessionEvent[],
+  pricing?: PricingLookup,
+): SessionSummary {
   let turns = 0;
   let title = header.title;
+  const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  let cost: number | undefined = pricing !== undefined ? 0 : undefined;
   for (const event of events) {
     if (event.type === 'turn/start') turns++;
-    else if (title === undefined && event.type === 'user/message') {
+    else if (event.type === 'assistant/message') {
+      const data = event.data as { message: AssistantMessage; usage?: TokenUsage };
+      if (data.usage === undefined) continue;
+      usage.inputTokens += data.usage.inputTokens;
+      usage.outputTokens += data.usage.outputTokens;
+      usage.cacheReadTokens += data.usage.cacheReadTokens ?? 0;
+      usage.cacheWriteTokens += data.usage.cacheWriteTokens ?? 0;
+      if (cost !== undefined) {
+        const source = data.message.source;
+        const price = pricing?.(source.provider, source.model);
+        // One unpriced model makes the total unknown rather than silently low.
+        cost = price === undefined ? undefined : cost + callCost(data.usage, price);
+      }
+    } else if (title === undefined && event.type === 'user/message') {
       const message = event.data as UserMessage;
       if (message.source.kind === 'user') title = messageText(message).split('\n', 1)[0]!.slice(0, 80);
     }
@@ -21,9 +43,25 @@ export function summarizeSession(header: SessionHeader, events: readonly AnySess
     updatedAt: events.length > 0 ? events[events.length - 1]!.time : header.createdAt,
     turns,
     events: events.length,
+    usage,
   };
   if (title !== undefined) summary.title = title;
   if (header.cwd !== undefined) summary.cwd = header.cwd;
   if (header.parentSession !== undefined) summary.parentSession = header.parentSession;
+  if (cost !== undefined) summary.cost = cost;
   return summary;
+}
+
+function callCost(
+  usage: TokenUsage,
+  price: { input: number; cachedInput?: number; cacheWrite?: number; output: number },
+): number {
+  // Input and cache counts are disjoint (TokenUsage), so each is priced once at its own rate.
+  return (
+    (usage.inputTokens * price.input +
+      (usage.cacheReadTokens ?? 0) * (price.cachedInput ?? price.input) +
+      (usage.cacheWriteTokens ?? 0) * (price.cacheWrite ?? price.input) +
+      usage.outputTokens * price.output) /
+    1_000_000
+  );
 }

@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { HookBus } from '../../hooks/index.ts';
 import { Session } from '../session.ts';
 import type { SessionHeader } from '../session.ts';
 import { SessionError } from '../session-error.ts';
 import type { AnySessionEvent } from '../session-event.ts';
-import type { SessionStore, SessionSummary } from '../session-store.ts';
+import type { PricingLookup, SessionForkOptions, SessionStore, SessionSummary } from '../session-store.ts';
+import { forkHeader, forkPrefix } from '../session-fork.ts';
 import { summarizeSession } from '../session-summary.ts';
 import { repairInterruptedTail } from '../crash-repair.ts';
 
@@ -16,7 +18,12 @@ interface Entry {
 /** A session store that keeps every log in memory, for tests and embedding; nothing survives the process. */
 export class MemorySessionStore implements SessionStore {
   readonly #entries = new Map<string, Entry>();
+  readonly #pricing: PricingLookup | undefined;
   #hooks: HookBus | undefined;
+
+  constructor(options: { pricing?: PricingLookup } = {}) {
+    this.#pricing = options.pricing;
+  }
 
   /** Attaches the hook bus live sessions publish on. */
   bind(hooks: HookBus): void {
@@ -59,7 +66,7 @@ export class MemorySessionStore implements SessionStore {
   async list(): Promise<SessionSummary[]> {
     await Promise.resolve();
     return [...this.#entries.values()]
-      .map((entry) => summarizeSession(entry.header, entry.events))
+      .map((entry) => summarizeSession(entry.header, entry.events, this.#pricing))
       .sort((a, b) => b.updatedAt - a.updatedAt);
   }
 
@@ -70,6 +77,19 @@ export class MemorySessionStore implements SessionStore {
       throw new SessionError('SESSION_LOCKED', `session ${id} is open; dispose its agent first`);
     }
     this.#entries.delete(id);
+  }
+
+  async fork(id: string, options: SessionForkOptions = {}): Promise<SessionHeader> {
+    await Promise.resolve();
+    const entry = this.#entry(id);
+    const live = entry.live !== undefined && !entry.live.closed;
+    // A stored log may end inside a crashed turn: close it (as a resume would) so the fork keeps it.
+    const events = live ? entry.events : repairInterruptedTail(entry.events);
+    const prefix = forkPrefix(events, options.atTurn);
+    const header = forkHeader(entry.header, options.id ?? randomUUID(), prefix.length);
+    const session = await this.create(header, { seed: prefix });
+    await this.release(session);
+    return { ...session.header };
   }
 
   async release(session: Session): Promise<void> {

@@ -1,0 +1,354 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, readFile, readdir, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { HookBus } from '../../hooks/index.ts';
+import { repairInterruptedTail } from '../crash-repair.ts';
+import { Session } from '../session.ts';
+import type { SessionHeader } from '../session.ts';
+import { SessionError } from '../session-error.ts';
+import type { AnySessionEvent } from '../session-event.ts';
+import { forkHeader, forkPrefix } from '../session-fork.ts';
+import type { PricingLookup, SessionForkOptions, SessionStore, SessionSummary } from '../session-store.ts';
+import { summarizeSession } from '../session-summary.ts';
+import { SessionFileWriter } from './session-file-writer.ts';
+import { ioError, isCode } from './session-io-error.ts';
+import { SessionLock, SessionLockedError, readSessionLockHolder } from './session-lock.ts';
+import type { ParsedSessionLog } from './session-log-format.ts';
+import {
+  encodeEventLine,
+  encodeHeaderLine,
+  parseSessionLog,
+  sessionLogVersion,
+} from './session-log-format.ts';
+
+/** Options of a disk session store. */
+export interface DiskSessionStoreOptions {
+  /** The directory holding one `<id>.jsonl` file per session (callers pass `<reinHome>/sessions`). */
+  root: string;
+  /** How long appended events may wait in memory before a background write; 100 ms by default. */
+  batchWindowMs?: number;
+  /** Prices models for the `cost` of session listings. */
+  pricing?: PricingLookup;
+  /** Called after each successful data sync of a live session with its number of durable events. */
+  onDurable?: (sessionId: string, eventCount: number) => void;
+}
+
+interface LiveEntry {
+  session: Session;
+  writer: SessionFileWriter;
+  lock: SessionLock;
+}
+
+// Ids become file names: no separators, no leading dot, a bounded length.
+const validId = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * Sessions on disk, one append-only JSONL file per session (a header line, then one event per line,
+ * files 0600 in a 0700 directory). One writer per session across processes (an O_EXCL lock file, a
+ * dead holder's lock is taken over); reads never lock. Appends are batched and forced to disk at each
+ * checkpoint; a torn final line is dropped on load, corruption before it is refused with its offset.
+ */
+export class DiskSessionStore implements SessionStore {
+  readonly root: string;
+  readonly #batchWindowMs: number | undefined;
+  readonly #pricing: PricingLookup | undefined;
+  readonly #onDurable: ((sessionId: string, eventCount: number) => void) | undefined;
+  readonly #live = new Map<string, LiveEntry>();
+  readonly #summaries = new Map<string, { size: number; modified: number; summary: SessionSummary }>();
+  #hooks: HookBus | undefined;
+
+  constructor(options: DiskSessionStoreOptions) {
+    if (typeof options.root !== 'string' || options.root === '') {
+      throw new SessionError('SESSION_IO', 'DiskSessionStore needs a root directory');
+    }
+    this.root = options.root;
+    this.#batchWindowMs = options.batchWindowMs;
+    this.#pricing = options.pricing;
+    this.#onDurable = options.onDurable;
+  }
+
+  /** Attaches the hook bus live sessions publish on. */
+  bind(hooks: HookBus): void {
+    this.#hooks = hooks;
+  }
+
+  /** The file of a session. */
+  pathOf(id: string): string {
+    checkId(id);
+    return join(this.root, `${id}.jsonl`);
+  }
+
+  async create(
+    header: Omit<SessionHeader, 'version' | 'createdAt'> & { createdAt?: number },
+    options: { seed?: readonly AnySessionEvent[] } = {},
+  ): Promise<Session> {
+    const path = this.pathOf(header.id);
+    await this.#ensureRoot();
+    if (this.#live.has(header.id) || (await exists(path))) {
+      throw new SessionError('SESSION_EXISTS', `session ${header.id} already exists`);
+    }
+    const lock = await this.#lock(header.id);
+    const fullHeader: SessionHeader = {
+      ...header,
+      version: sessionLogVersion,
+      createdAt: header.createdAt ?? Date.now(),
+    };
+    if (options.seed !== undefined) fullHeader.seedLength = options.seed.length;
+    const writer = this.#writer(header.id, path);
+    let session: Session | undefined;
+    try {
+      // Constructing first validates the seed before anything touches the disk; the writer buffers.
+      session = this.#construct(fullHeader, options.seed, writer);
+      const seed = options.seed ?? [];
+      let initial = encodeHeaderLine(fullHeader);
+      for (const event of session.events.slice(0, seed.length)) initial += encodeEventLine(event);
+      try {
+        await writer.create(initial, seed.length);
+      } catch (error) {
+        const cause = error instanceof SessionError ? error.cause : error;
+        if (isCode(cause, 'EEXIST'))
+          throw new SessionError('SESSION_EXISTS', `session ${header.id} already exists`);
+        throw error;
+      }
+    } catch (error) {
+      session?.close();
+      await writer.close().catch(() => {
+        // The file never opened or was never ours; the original error is what the caller needs.
+      });
+      await lock.release();
+      throw error;
+    }
+    this.#live.set(header.id, { session, writer, lock });
+    return session;
+  }
+
+  async open(id: string): Promise<Session> {
+    const path = this.pathOf(id);
+    if (this.#live.has(id)) throw new SessionLockedError(id, this.#live.get(id)!.lock.holder);
+    await this.#assertExists(id, path);
+    const lock = await this.#lock(id);
+    const writer = this.#writer(id, path);
+    let session: Session | undefined;
+    try {
+      const parsed = await this.#parse(id, path, false);
+      const repaired = repairInterruptedTail(parsed.events);
+      session = this.#construct(parsed.header, repaired, writer);
+      let closers = '';
+      for (const event of repaired.slice(parsed.events.length)) closers += encodeEventLine(event);
+      await writer.resume(parsed.completeBytes, parsed.tornBytes, closers, repaired.length);
+    } catch (error) {
+      session?.close();
+      await writer.close().catch(() => {
+        // Nothing was written through this writer; the load error is what the caller needs.
+      });
+      await lock.release();
+      throw error;
+    }
+    this.#live.set(id, { session, writer, lock });
+    return session;
+  }
+
+  async read(id: string): Promise<{ header: SessionHeader; events: AnySessionEvent[] }> {
+    const path = this.pathOf(id);
+    const live = this.#live.get(id);
+    if (live !== undefined) return { header: { ...live.session.header }, events: [...live.session.events] };
+    const parsed = await this.#parse(id, path, false);
+    return { header: parsed.header, events: parsed.events };
+  }
+
+  async list(): Promise<SessionSummary[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.root);
+    } catch (error) {
+      if (isCode(error, 'ENOENT')) return [];
+      throw ioError(this.root, error);
+    }
+    const rows: SessionSummary[] = [];
+    for (const name of names) {
+      if (!name.endsWith('.jsonl')) continue;
+      const id = name.slice(0, -'.jsonl'.length);
+      if (!validId.test(id)) continue;
+      const summary = await this.#summary(id);
+      if (summary !== undefined) rows.push(summary);
+    }
+    return rows.sort((a, b) => b.updatedAt - a.updatedAt);
+  }
+
+  async delete(id: string): Promise<void> {
+    const path = this.pathOf(id);
+    const live = this.#live.get(id);
+    if (live !== undefined) throw new SessionLockedError(id, live.lock.holder, 'dispose its agent first');
+    await this.#assertExists(id, path);
+    const lock = await this.#lock(id);
+    try {
+      await unlink(path);
+    } catch (error) {
+      if (isCode(error, 'ENOENT')) throw notFound(id, path);
+      throw ioError(path, error);
+    } finally {
+      await lock.release();
+    }
+    this.#summaries.delete(id);
+  }
+
+  async fork(id: string, options: SessionForkOptions = {}): Promise<SessionHeader> {
+    const path = this.pathOf(id);
+    const live = this.#live.get(id);
+    let parent: Readonly<SessionHeader>;
+    let events: readonly AnySessionEvent[];
+    if (live !== undefined) {
+      parent = live.session.header;
+      events = live.session.events;
+    } else {
+      const parsed = await this.#parse(id, path, options.salvage === true);
+      parent = parsed.header;
+      // A stored log may end inside a crashed turn: close it (as a resume would) so the fork keeps it.
+      events = repairInterruptedTail(parsed.events);
+    }
+    const prefix = forkPrefix(events, options.atTurn);
+    const session = await this.create(forkHeader(parent, options.id ?? randomUUID(), prefix.length), {
+      seed: prefix,
+    });
+    await this.release(session);
+    return { ...session.header };
+  }
+
+  async release(session: Session): Promise<void> {
+    const live = this.#live.get(session.id);
+    session.close();
+    if (live === undefined || live.session !== session) return;
+    this.#live.delete(session.id);
+    try {
+      await live.writer.close();
+    } finally {
+      await live.lock.release();
+    }
+  }
+
+  /** Forces every buffered event of a live session to disk; resolves with the number of durable events. */
+  async flush(session: Session): Promise<number> {
+    const live = this.#live.get(session.id);
+    if (live === undefined || live.session !== session) {
+      throw new SessionError('SESSION_CLOSED', `session ${session.id} is not open for writing in this store`);
+    }
+    await live.writer.checkpoint('flush');
+    return live.writer.durableEvents;
+  }
+
+  async #summary(id: string): Promise<SessionSummary | undefined> {
+    const live = this.#live.get(id);
+    if (live !== undefined) return summarizeSession(live.session.header, live.session.events, this.#pricing);
+    const path = join(this.root, `${id}.jsonl`);
+    try {
+      const info = await stat(path);
+      const cached = this.#summaries.get(id);
+      if (cached !== undefined && cached.size === info.size && cached.modified === info.mtimeMs) {
+        return cached.summary;
+      }
+      const parsed = await this.#parse(id, path, true);
+      const summary = summarizeSession(parsed.header, parsed.events, this.#pricing);
+      if (parsed.corrupt !== undefined)
+        summary.corrupt = { line: parsed.corrupt.line, offset: parsed.corrupt.offset };
+      this.#summaries.set(id, { size: info.size, modified: info.mtimeMs, summary });
+      return summary;
+    } catch (error) {
+      // A vanished file, a foreign file or a newer format has no row; `read` reports why.
+      if (error instanceof SessionError) return undefined;
+      throw error;
+    }
+  }
+
+  async #parse(id: string, path: string, salvage: boolean): Promise<ParsedSessionLog> {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(path);
+    } catch (error) {
+      if (isCode(error, 'ENOENT')) throw notFound(id, path);
+      throw ioError(path, error);
+    }
+    return parseSessionLog(bytes, { id, path, salvage });
+  }
+
+  async #assertExists(id: string, path: string): Promise<void> {
+    try {
+      await stat(path);
+    } catch (error) {
+      if (isCode(error, 'ENOENT')) throw notFound(id, path);
+      throw ioError(path, error);
+    }
+  }
+
+  async #ensureRoot(): Promise<void> {
+    try {
+      await mkdir(this.root, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw ioError(this.root, error);
+    }
+  }
+
+  #lock(id: string): Promise<SessionLock> {
+    return SessionLock.acquire(join(this.root, `${id}.lock`), id);
+  }
+
+  /** Who holds a session's write lock, if anyone (for displays); reads never need it. */
+  async holderOf(id: string): Promise<{ pid: number; host: string; acquiredAt: number } | undefined> {
+    checkId(id);
+    const holder = await readSessionLockHolder(join(this.root, `${id}.lock`));
+    return holder === undefined
+      ? undefined
+      : { pid: holder.pid, host: holder.host, acquiredAt: holder.acquiredAt };
+  }
+
+  #writer(id: string, path: string): SessionFileWriter {
+    const onDurable = this.#onDurable;
+    return new SessionFileWriter({
+      path,
+      ...(this.#batchWindowMs !== undefined ? { batchWindowMs: this.#batchWindowMs } : {}),
+      ...(onDurable !== undefined ? { onDurable: (count: number) => onDurable(id, count) } : {}),
+    });
+  }
+
+  #construct(
+    header: SessionHeader,
+    seed: readonly AnySessionEvent[] | undefined,
+    writer: SessionFileWriter,
+  ): Session {
+    const options: ConstructorParameters<typeof Session>[0] = { header, persistence: writer };
+    if (this.#hooks !== undefined) options.hooks = this.#hooks;
+    if (seed !== undefined) options.seed = seed;
+    try {
+      return new Session(options);
+    } catch (error) {
+      if (!(error instanceof SessionError) || seed === undefined) throw error;
+      throw new SessionError(
+        'SESSION_CORRUPT',
+        `session ${header.id}: the stored log breaks the session rules (${error.message}); the file was not changed`,
+        { cause: error },
+      );
+    }
+  }
+}
+
+function checkId(id: string): void {
+  if (typeof id !== 'string' || !validId.test(id)) {
+    throw new SessionError(
+      'INVALID_SESSION_ID',
+      `invalid session id ${JSON.stringify(id)}: use up to 128 letters, digits, '.', '_' or '-', not starting with '.' or '-'`,
+    );
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return false;
+    throw ioError(path, error);
+  }
+}
+
+function notFound(id: string, path: string): SessionError {
+  return new SessionError('SESSION_NOT_FOUND', `no session ${id} (${path} does not exist)`);
+}

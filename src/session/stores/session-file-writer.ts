@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+import { constants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { link, open, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { CheckpointReason, SessionPersistence } from '../session.ts';
+import type { AnySessionEvent } from '../session-event.ts';
+import { encodeEventLine } from './session-log-format.ts';
+import { ioError } from './session-io-error.ts';
+
+/** Options of a session file writer. */
+export interface SessionFileWriterOptions {
+  path: string;
+  /** How long appended events may wait in memory before a background write; 100 ms by default. */
+  batchWindowMs?: number;
+  /** Called after each successful data sync with the number of events now durable. */
+  onDurable?: (eventCount: number) => void;
+}
+
+// A batch this large is written at once rather than waiting for its window.
+const maxBatchBytes = 1 << 20;
+
+/**
+ * The persistence sink of one live session file: `write` buffers lines synchronously, a timer writes
+ * them in batches, and `checkpoint` writes what is buffered and forces it to disk (fdatasync). After
+ * the first failure every later checkpoint rejects with it, so no tool runs on an unsaved log.
+ */
+export class SessionFileWriter implements SessionPersistence {
+  readonly path: string;
+  readonly #batchWindowMs: number;
+  readonly #onDurable: ((eventCount: number) => void) | undefined;
+  #handle: FileHandle | undefined;
+  #pending: string[] = [];
+  #pendingBytes = 0;
+  #pendingEvents = 0;
+  #writtenEvents = 0;
+  #syncedEvents = 0;
+  #timer: NodeJS.Timeout | undefined;
+  // Every file operation runs on this chain, one at a time and in order.
+  #chain: Promise<void> = Promise.resolve();
+  #failure: Error | undefined;
+  #closed = false;
+
+  constructor(options: SessionFileWriterOptions) {
+    this.path = options.path;
+    this.#batchWindowMs = options.batchWindowMs ?? 100;
+    this.#onDurable = options.onDurable;
+  }
+
+  /**
+   * Creates the file (it must not exist) with `initial` content (header, seed), durable before it
+   * resolves. The content is written to a hidden temporary file first and linked into place, so a
+   * crash leaves either no session or a complete header; an existing file fails with EEXIST.
+   */
+  async create(initial: string, initialEvents: number): Promise<void> {
+    await this.#run(async () => {
+      const directory = dirname(this.path);
+      const temporary = join(directory, `.${basename(this.path)}.${randomUUID()}.tmp`);
+      try {
+        const staging = await open(temporary, 'wx', 0o600);
+        try {
+          await staging.chmod(0o600);
+          await writeAll(staging, Buffer.from(initial, 'utf8'));
+          await staging.datasync();
+        } finally {
+          await staging.close();
+        }
+        await link(temporary, this.path);
+      } finally {
+        await unlink(temporary).catch(() => {
+          // Never created, or already gone: nothing to clean up.
+        });
+      }
+      await syncDirectory(directory);
+      this.#handle = await open(this.path, constants.O_WRONLY | constants.O_APPEND);
+      this.#writtenEvents = initialEvents;
+      this.#syncedEvents = initialEvents;
+    });
+  }
+
+  /**
+   * Opens an existing file for appending: cuts a torn tail at `completeBytes`, appends `initial`
+   * (crash-repair closers), and makes both durable before it resolves.
+   */
+  async resume(
+    completeBytes: number,
+    tornBytes: number,
+    initial: string,
+    initialEvents: number,
+  ): Promise<void> {
+    await this.#run(async () => {
+      this.#handle = await open(this.path, constants.O_WRONLY | constants.O_APPEND);
+      if (tornBytes > 0) await this.#handle.truncate(completeBytes);
+      if (initial !== '') await this.#writeAll(Buffer.from(initial, 'utf8'));
+      await this.#handle.datasync();
+      this.#writtenEvents = initialEvents;
+      this.#syncedEvents = initialEvents;
+    });
+  }
+
+  /** The number of events known to be on disk. */
+  get durableEvents(): number {
+    return this.#syncedEvents;
+  }
+
+  write(event: AnySessionEvent): void {
+    if (this.#failure !== undefined || this.#closed) return;
+    const line = encodeEventLine(event);
+    this.#pending.push(line);
+    this.#pendingBytes += line.length;
+    this.#pendingEvents++;
+    if (this.#pendingBytes >= maxBatchBytes) {
+      this.#flushSoon(0);
+    } else {
+      this.#flushSoon(this.#batchWindowMs);
+    }
+  }
+
+  async checkpoint(_reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
+    const done = this.#run(async () => {
+      await this.#flushPending();
+      await this.#sync();
+    });
+    if (signal === undefined) return done;
+    signal.throwIfAborted();
+    // The sync goes on in the background; an aborted caller just stops waiting for it.
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = (): void =>
+        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      done.then(
+        () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
+  }
+
+  /** Writes and syncs what is buffered, then closes the file; rejects with the first write failure. */
+  async close(): Promise<void> {
+    if (this.#closed) return this.#chain;
+    const final = this.#run(async () => {
+      await this.#flushPending();
+      await this.#sync();
+    });
+    this.#closed = true;
+    try {
+      await final;
+    } finally {
+      if (this.#timer !== undefined) clearTimeout(this.#timer);
+      await this.#chain.catch(() => {
+        // The failure was already reported by `final`.
+      });
+      await this.#handle?.close();
+      this.#handle = undefined;
+    }
+  }
+
+  #flushSoon(delayMs: number): void {
+    if (this.#timer !== undefined) {
+      if (delayMs > 0) return;
+      clearTimeout(this.#timer);
+    }
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#run(() => this.#flushPending()).catch(() => {
+        // Recorded in #failure; the next checkpoint (before any tool or request) reports it.
+      });
+    }, delayMs);
+  }
+
+  #run(operation: () => Promise<void>): Promise<void> {
+    const next = this.#chain.then(async () => {
+      if (this.#failure !== undefined) throw this.#failure;
+      try {
+        await operation();
+      } catch (error) {
+        this.#failure = ioError(this.path, error);
+        throw this.#failure;
+      }
+    });
+    this.#chain = next.catch(() => {
+      // Later operations see #failure and reject on their own.
+    });
+    return next;
+  }
+
+  async #flushPending(): Promise<void> {
+    if (this.#pending.length === 0) return;
+    const text = this.#pending.join('');
+    const events = this.#pendingEvents;
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    this.#pendingEvents = 0;
+    await this.#writeAll(Buffer.from(text, 'utf8'));
+    this.#writtenEvents += events;
+  }
+
+  async #sync(): Promise<void> {
+    if (this.#syncedEvents >= this.#writtenEvents) return;
+    const target = this.#writtenEvents;
+    await this.#handle!.datasync();
+    this.#syncedEvents = target;
+    this.#onDurable?.(target);
+  }
+
+  #writeAll(buffer: Buffer): Promise<void> {
+    return writeAll(this.#handle!, buffer);
+  }
+}
+
+async function writeAll(handle: FileHandle, buffer: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < buffer.length) {
+    const { bytesWritten } = await handle.write(buffer, offset, buffer.length - offset);
+    offset += bytesWritten;
+  }
+}
+
+async function syncDirectory(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
