@@ -8,3 +8,4 @@ export * from './agent/index.ts';
 export * from './loop/index.ts';
 export * from './providers/scripted/index.ts';
 export * from './harness.ts';
+export * from './session/stores/index.ts';
