@@ -9,3 +9,4 @@ export * from './loop/index.ts';
 export * from './providers/scripted/index.ts';
 export * from './harness.ts';
 export * from './session/stores/index.ts';
+export * from './plugins/compaction/index.ts';

@@ -3,7 +3,7 @@ import type { CompactionOptions } from './compaction-options.ts';
 import { budgetFor, resolveSettings, validateCompactionOptions } from './compaction-options.ts';
 import { compactionOptionsOf } from './compaction-plugin.ts';
 import { CompactionError } from './compaction-error.ts';
-import { compactRange } from './compaction-transaction.ts';
+import { compactRange, worthSummarizing } from './compaction-transaction.ts';
 import { contextWindowOf } from './context-window.ts';
 import { selectRange } from './range-selection.ts';
 import { conversationRoute } from './session-lookups.ts';
@@ -58,7 +58,7 @@ export async function compactSession(
             ? settings.retain.tokens
             : 0;
       const range = selectRange(readSurface(session), retainTokens);
-      if (range === undefined) return { compacted: false, reason: 'nothing-to-compact' } as const;
+      if (range === undefined || !worthSummarizing(range)) return { compacted: false, reason: 'nothing-to-compact' } as const;
       const result = await compactRange(
         { host, agent, settings, trigger: 'manual', signal, sourceCommandId: options.commandId },
         range,

@@ -14,7 +14,7 @@ import type {
 } from './compaction-options.ts';
 import { budgetFor, resolveSettings, validateCompactionOptions } from './compaction-options.ts';
 import type { CompactionContext } from './compaction-transaction.ts';
-import { compactRange, pruneToolResults } from './compaction-transaction.ts';
+import { compactRange, pruneToolResults, worthSummarizing } from './compaction-transaction.ts';
 import { contextWindowOf } from './context-window.ts';
 import { selectRange } from './range-selection.ts';
 import { conversationRoute, openCompactionId } from './session-lookups.ts';
@@ -140,7 +140,7 @@ async function relievePressure(
   for (let attempt = 0; attempt <= settings.compactionRetries; attempt++) {
     if (signal.aborted) return;
     const range = selectRange(readSurface(session), budget.retainTokens);
-    if (range === undefined) break;
+    if (range === undefined || !worthSummarizing(range)) break;
     await compactRange(context, range);
     if (!over()) return;
   }
@@ -179,7 +179,7 @@ async function recoverOverflow(
     if (settings.pruning !== undefined) pruneToolResults(context, settings.pruning);
     // Retention 0: everything but the newest node may go, whatever the threshold says.
     const range = selectRange(readSurface(session), 0);
-    if (range !== undefined && !signal.aborted) await compactRange(context, range);
+    if (range !== undefined && worthSummarizing(range) && !signal.aborted) await compactRange(context, range);
   } catch (error) {
     if (!signal.aborted) {
       const failure = toFailure(error);

@@ -169,6 +169,15 @@ export async function compactRange(
   }
 }
 
+// The price of an empty framed checkpoint plus a minimal summary: ranges at or below it cannot shrink.
+const summaryFloorTokens =
+  estimateMessageTokens({ content: [{ type: 'text', text: frameSummary('') }] }) + 16;
+
+/** True when summarizing the range could possibly produce something smaller than the range itself. */
+export function worthSummarizing(range: CompactionRange): boolean {
+  return range.tokens > summaryFloorTokens;
+}
+
 function startData(
   context: CompactionContext,
   compactionId: string,
