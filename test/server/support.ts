@@ -148,6 +148,9 @@ export interface SseReader {
   /** Resolves with the first frame (from the start) matching the predicate. */
   waitFor(predicate: (frame: SseFrame) => boolean, timeoutMs?: number): Promise<SseFrame>;
   close(): void;
+  /** Stops reading from the socket (a slow client), and starts again. */
+  pause(): void;
+  resume(): void;
   status: number;
 }
 
@@ -168,30 +171,44 @@ export function openStream(
         headers: { host: `127.0.0.1:${port}`, accept: 'text/event-stream', ...headers },
       },
       (response) => {
-        let buffer = '';
+        // Line-based parsing over pieces, so a multi-megabyte frame costs linear time.
+        let partial: string[] = [];
+        let frame: SseFrame = { event: 'message', data: undefined };
+        let data: string | undefined;
+        const onLine = (line: string): void => {
+          if (line !== '') {
+            if (line.startsWith('id: ')) frame.id = line.slice(4);
+            else if (line.startsWith('event: ')) frame.event = line.slice(7);
+            else if (line.startsWith('data: ')) data = line.slice(6);
+            return;
+          }
+          const done = frame;
+          const text = data;
+          frame = { event: 'message', data: undefined };
+          data = undefined;
+          if (text === undefined) return;
+          done.data = JSON.parse(text) as unknown;
+          frames.push(done);
+          for (const waiter of [...waiters]) {
+            if (waiter.predicate(done)) {
+              waiters.splice(waiters.indexOf(waiter), 1);
+              waiter.resolve(done);
+            }
+          }
+        };
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => {
-          buffer += chunk;
-          let end: number;
-          while ((end = buffer.indexOf('\n\n')) >= 0) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            const frame: SseFrame = { event: 'message', data: undefined };
-            let data: string | undefined;
-            for (const line of block.split('\n')) {
-              if (line.startsWith('id: ')) frame.id = line.slice(4);
-              else if (line.startsWith('event: ')) frame.event = line.slice(7);
-              else if (line.startsWith('data: ')) data = line.slice(6);
+          let start = 0;
+          for (;;) {
+            const newline = chunk.indexOf('\n', start);
+            if (newline < 0) {
+              partial.push(chunk.slice(start));
+              break;
             }
-            if (data === undefined) continue;
-            frame.data = JSON.parse(data) as unknown;
-            frames.push(frame);
-            for (const waiter of [...waiters]) {
-              if (waiter.predicate(frame)) {
-                waiters.splice(waiters.indexOf(waiter), 1);
-                waiter.resolve(frame);
-              }
-            }
+            const line = partial.join('') + chunk.slice(start, newline);
+            partial = [];
+            start = newline + 1;
+            onLine(line);
           }
         });
         response.on('error', () => {
@@ -216,6 +233,12 @@ export function openStream(
           },
           close() {
             request.destroy();
+          },
+          pause() {
+            response.pause();
+          },
+          resume() {
+            response.resume();
           },
         });
       },
