@@ -1,0 +1,2 @@
+export * from './child-outcome.ts';
+export * from './subagents-plugin.ts';
