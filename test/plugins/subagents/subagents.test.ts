@@ -200,7 +200,9 @@ describe('subagents', () => {
       agent: { delegationDepth: 2 },
     });
     const created: Agent[] = [];
-    f.harness.hooks.on('agent/created', ({ agent }) => created.push(agent));
+    f.harness.hooks.on('agent/created', ({ agent }) => {
+      created.push(agent);
+    });
     f.agent.followup('Delegate');
     await f.agent.whenIdle();
     expect(dataOf(f.agent, 'tool/result')).toMatchObject([
