@@ -1,0 +1,250 @@
+import { statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import type { HarnessPlugin } from './agent/index.ts';
+import { Harness } from './harness.ts';
+import type { LlmAdapter } from './llm/index.ts';
+import { HarnessError } from './llm/index.ts';
+import { DemoProvider, demoModelId, demoProviderId } from './providers/demo/index.ts';
+import { compactionPlugin } from './plugins/compaction/index.ts';
+import { goalsPlugin } from './plugins/goals/index.ts';
+import { pricingLookup } from './plugins/budgets/index.ts';
+import { subagentsPlugin } from './plugins/subagents/index.ts';
+import type { PricingLookup, SessionStore } from './session/index.ts';
+import { DiskSessionStore } from './session/stores/index.ts';
+import type { Tool } from './tools/index.ts';
+import { builtinTools } from './tools/builtin/index.ts';
+
+/** How much the agent may do without asking: the permissions plugin's modes. */
+export type ApprovalMode = 'ask' | 'auto-edit' | 'yolo' | 'read-only';
+
+/** The approval modes, in the order help texts list them. */
+export const approvalModes: readonly ApprovalMode[] = ['ask', 'auto-edit', 'yolo', 'read-only'];
+
+/** Options of `createReinHarness`. */
+export interface ReinHarnessOptions {
+  /** Rein's home (config, sessions); `REIN_HOME` or `~/.rein` when omitted. */
+  home?: string;
+  /** The workspace new agents work in (an existing directory). */
+  cwd: string;
+  /** The default route as `provider/model`; the configured default, or the offline demo without a key. */
+  model?: string;
+  /** The approval mode; `ask` when omitted. */
+  approve?: ApprovalMode;
+  /** The environment keys and base URLs are read from; `process.env` when omitted. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Where sessions live; the disk store under `<home>/sessions` when omitted. */
+  store?: SessionStore;
+  /** Extra model adapters, registered after the configured ones. */
+  providers?: readonly LlmAdapter[];
+  /** Extra tools, registered after the built-in ones. */
+  tools?: readonly Tool<never>[];
+  /** Extra plugins, attached after the app's own. */
+  plugins?: readonly HarnessPlugin[];
+  /** Bound of the rolling pool of parallel tool calls; 10 by default. */
+  maxParallelToolCalls?: number;
+}
+
+/** A provider/model pair. */
+export interface ModelRoute {
+  provider: string;
+  model: string;
+}
+
+/** Parses `provider/model`; throws HarnessError `INVALID_MODEL` for anything else. */
+export function parseModelRoute(text: string): ModelRoute {
+  const slash = text.indexOf('/');
+  if (slash <= 0 || slash === text.length - 1) {
+    throw new HarnessError(
+      'INVALID_MODEL',
+      `model '${text}' must be written provider/model, e.g. deepseek/deepseek-chat`,
+    );
+  }
+  return { provider: text.slice(0, slash), model: text.slice(slash + 1) };
+}
+
+/** Rein's home directory: the option, then `REIN_HOME`, then `~/.rein`; always absolute. */
+export function resolveReinHome(
+  home: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): string {
+  const chosen =
+    home ?? (env.REIN_HOME !== undefined && env.REIN_HOME !== '' ? env.REIN_HOME : join(homedir(), '.rein'));
+  return isAbsolute(chosen) ? chosen : resolve(chosen);
+}
+
+/** Where the app keeps its sessions: `<home>/sessions`. */
+export function reinSessionsDirectory(home: string): string {
+  return join(home, 'sessions');
+}
+
+/**
+ * The application harness the CLI and the Web UI run: the default harness plus Rein's home, the
+ * resolved default route (the offline demo when no provider key is configured), and the notices a
+ * front end should show the user (e.g. that the demo is in use).
+ */
+export class ReinHarness extends Harness {
+  /** Rein's home directory. */
+  readonly home: string;
+  /** The workspace new agents work in. */
+  readonly cwd: string;
+  /** The approval mode the permissions policy enforces. */
+  readonly approvalMode: ApprovalMode;
+  /** True when the default route is the offline demo model. */
+  readonly usingDemo: boolean;
+  /** What the user should be told about this composition (one sentence each). */
+  readonly notices: readonly string[];
+
+  constructor(
+    options: ConstructorParameters<typeof Harness>[0] & {
+      home: string;
+      cwd: string;
+      approvalMode: ApprovalMode;
+      usingDemo: boolean;
+      notices: readonly string[];
+    },
+  ) {
+    super(options);
+    this.home = options.home;
+    this.cwd = options.cwd;
+    this.approvalMode = options.approvalMode;
+    this.usingDemo = options.usingDemo;
+    this.notices = options.notices;
+  }
+
+  /** The default route, which always exists for the app harness. */
+  get route(): ModelRoute {
+    return this.defaultModel!;
+  }
+
+  /**
+   * Checks that a route names a registered provider and a model it knows; throws HarnessError
+   * `UNKNOWN_PROVIDER` / `UNKNOWN_MODEL` listing what is configured.
+   */
+  assertRoute(route: ModelRoute): void {
+    const adapter = this.llm.adapter(route.provider);
+    if (adapter === undefined) {
+      throw new HarnessError(
+        'UNKNOWN_PROVIDER',
+        `no provider '${route.provider}' is configured (configured: ${this.llm.providers().join(', ') || 'none'})`,
+      );
+    }
+    const known = adapter.listModels?.() ?? [];
+    if (
+      known.length > 0 &&
+      !known.includes(route.model) &&
+      adapter.describeModel?.(route.model) === undefined
+    ) {
+      throw new HarnessError(
+        'UNKNOWN_MODEL',
+        `provider '${route.provider}' has no model '${route.model}' (known: ${known.join(', ')})`,
+      );
+    }
+    this.llm.prepare({ provider: route.provider, model: route.model });
+  }
+}
+
+/** Composes the full application harness used by the `rein` command and the Web UI server. */
+export async function createReinHarness(options: ReinHarnessOptions): Promise<ReinHarness> {
+  await Promise.resolve();
+  const env = options.env ?? process.env;
+  const home = resolveReinHome(options.home, env);
+  const cwd = resolve(options.cwd);
+  assertDirectory(cwd);
+  const approvalMode = options.approve ?? 'ask';
+  if (!approvalModes.includes(approvalMode)) {
+    throw new HarnessError(
+      'INVALID_OPTIONS',
+      `approval mode '${String(approvalMode)}' is not one of ${approvalModes.join(', ')}`,
+    );
+  }
+  const notices: string[] = [];
+  let harness: ReinHarness | undefined;
+  const demo = new DemoProvider({
+    cwd: (sessionId) =>
+      (sessionId !== undefined ? harness?.agents.get(sessionId)?.options.cwd : undefined) ?? cwd,
+    ...demoDelay(env),
+  });
+  const configured: LlmAdapter[] = [];
+  const providers = [...configured, demo, ...(options.providers ?? [])];
+  let route: ModelRoute;
+  let usingDemo = false;
+  if (options.model !== undefined && options.model !== '') {
+    route = parseModelRoute(options.model);
+    usingDemo = route.provider === demoProviderId;
+  } else {
+    route = { provider: demoProviderId, model: demoModelId };
+    usingDemo = true;
+    notices.push(
+      `No provider key is configured, so Rein uses the offline demo model ${demoProviderId}/${demoModelId} ` +
+        '(scripted, not a real model). Set DEEPSEEK_API_KEY, OPENAI_API_KEY or ANTHROPIC_API_KEY to use a real one.',
+    );
+  }
+  const plugins: HarnessPlugin[] = [
+    compactionPlugin(),
+    goalsPlugin(),
+    subagentsPlugin(),
+    ...(options.plugins ?? []),
+  ];
+  const tools: Tool<never>[] = [
+    ...builtinTools({ workspace: cwd, reinHome: home }),
+    ...(options.tools ?? []),
+  ];
+  // Session costs are priced through the registered adapters, which exist only once the harness does.
+  let pricing: PricingLookup | undefined;
+  const store: SessionStore =
+    options.store ??
+    new DiskSessionStore({
+      root: reinSessionsDirectory(home),
+      pricing: (provider, model) => {
+        if (harness === undefined) return undefined;
+        pricing ??= pricingLookup(harness.llm);
+        return pricing(provider, model);
+      },
+    });
+  harness = new ReinHarness({
+    store,
+    providers,
+    tools,
+    plugins,
+    defaultModel: route,
+    home,
+    cwd,
+    approvalMode,
+    usingDemo,
+    notices,
+    ...(options.maxParallelToolCalls !== undefined
+      ? { maxParallelToolCalls: options.maxParallelToolCalls }
+      : {}),
+  });
+  try {
+    harness.assertRoute(route);
+  } catch (error) {
+    await harness.dispose();
+    throw error;
+  }
+  return harness;
+}
+
+function assertDirectory(path: string): void {
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch (error) {
+    throw new HarnessError(
+      'INVALID_CWD',
+      `cannot use ${path} as the working directory: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  if (!isDirectory) throw new HarnessError('INVALID_CWD', `${path} is not a directory`);
+}
+
+function demoDelay(env: Readonly<Record<string, string | undefined>>): { delayMs?: number } {
+  const text = env.REIN_DEMO_DELAY_MS;
+  if (text === undefined || text === '') return {};
+  const value = Number(text);
+  return Number.isFinite(value) && value >= 0 ? { delayMs: value } : {};
+}

@@ -1,0 +1,115 @@
+import { parseArgs } from 'node:util';
+import { usageError } from './cli-error.ts';
+
+/** One option of a command. */
+export interface OptionSpec {
+  readonly name: string;
+  readonly short?: string;
+  readonly type: 'string' | 'boolean';
+  /** The placeholder shown in help for a string option's value. */
+  readonly value?: string;
+  readonly description: string;
+}
+
+/** A command: its options, positional arguments, help text and examples. */
+export interface CommandSpec {
+  readonly name: string;
+  readonly summary: string;
+  /** The synopsis lines, without the leading `rein `. */
+  readonly usage: readonly string[];
+  readonly options: readonly OptionSpec[];
+  /** The most positional arguments accepted (Infinity for any number). */
+  readonly maxPositionals: number;
+  readonly examples: readonly string[];
+  /** Extra paragraphs of help. */
+  readonly notes?: readonly string[];
+}
+
+/** The parsed command line of one command. */
+export interface ParsedCommand {
+  readonly values: Readonly<Record<string, string | boolean | undefined>>;
+  readonly positionals: readonly string[];
+}
+
+const helpOption: OptionSpec = { name: 'help', short: 'h', type: 'boolean', description: 'Show this help.' };
+
+/** The options of a command, with `--help` added. */
+export function optionsOf(spec: CommandSpec): readonly OptionSpec[] {
+  return [...spec.options, helpOption];
+}
+
+/**
+ * Parses a command's arguments with `node:util` parseArgs, then checks them against the spec itself so
+ * that every mistake (unknown option, missing value, value given to a flag, too many arguments) is a
+ * usage error naming the command.
+ */
+export function parseCommand(spec: CommandSpec, argv: readonly string[]): ParsedCommand {
+  const options = optionsOf(spec);
+  const config: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
+  for (const option of options) {
+    config[option.name] =
+      option.short !== undefined ? { type: option.type, short: option.short } : { type: option.type };
+  }
+  const parsed = parseArgs({
+    args: [...argv],
+    options: config,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const values: Record<string, string | boolean | undefined> = {};
+  for (const token of parsed.tokens) {
+    if (token.kind !== 'option') continue;
+    const option = options.find((candidate) => candidate.name === token.name);
+    if (option === undefined) {
+      throw usageError(spec.name, `unknown option '${token.rawName}' for 'rein ${spec.name}'`);
+    }
+    if (option.type === 'string') {
+      if (
+        token.value === undefined ||
+        (token.inlineValue !== true &&
+          token.value.startsWith('-') &&
+          token.value.length > 1 &&
+          !/^-\d/.test(token.value))
+      ) {
+        throw usageError(spec.name, `option '${token.rawName}' needs a value (${option.value ?? 'value'})`);
+      }
+      if (values[option.name] !== undefined) {
+        throw usageError(spec.name, `option '${token.rawName}' was given more than once`);
+      }
+      values[option.name] = token.value;
+    } else {
+      if (token.inlineValue === true) {
+        throw usageError(spec.name, `option '${token.rawName}' takes no value`);
+      }
+      values[option.name] = true;
+    }
+  }
+  if (values.help !== true && parsed.positionals.length > spec.maxPositionals) {
+    const extra = parsed.positionals[spec.maxPositionals]!;
+    throw usageError(spec.name, `unexpected argument '${extra}' for 'rein ${spec.name}'`);
+  }
+  return { values, positionals: parsed.positionals };
+}
+
+/** Reads a positive integer option; a usage error for anything else. */
+export function positiveIntegerOption(
+  spec: CommandSpec,
+  values: ParsedCommand['values'],
+  name: string,
+): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const text = String(raw);
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < 1) {
+    throw usageError(spec.name, `option '--${name}' needs a positive whole number, not '${text}'`);
+  }
+  return value;
+}
+
+/** Reads a string option. */
+export function stringOption(values: ParsedCommand['values'], name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}

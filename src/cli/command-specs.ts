@@ -1,0 +1,203 @@
+import type { CommandSpec, OptionSpec } from './command-line.ts';
+
+const modelOption: OptionSpec = {
+  name: 'model',
+  short: 'm',
+  type: 'string',
+  value: 'provider/model',
+  description: 'The model to use, e.g. deepseek/deepseek-chat or demo/running-example.',
+};
+const cwdOption: OptionSpec = {
+  name: 'cwd',
+  short: 'C',
+  type: 'string',
+  value: 'dir',
+  description: 'The workspace directory (default: the current directory).',
+};
+const approveOption: OptionSpec = {
+  name: 'approve',
+  type: 'string',
+  value: 'mode',
+  description:
+    'Approval mode: ask (default; reads run, writes and shell commands ask), auto-edit (edits run, ' +
+    'shell commands ask), yolo (everything runs), read-only (changes are denied).',
+};
+const jsonOption = (description: string): OptionSpec => ({ name: 'json', type: 'boolean', description });
+
+/** `rein run`. */
+export const runSpec: CommandSpec = {
+  name: 'run',
+  summary: 'Run one prompt headlessly and stream the answer.',
+  usage: [
+    'run [options] "prompt"',
+    'run [options] -p "prompt"',
+    'echo "prompt" | rein run [options]',
+    'run [options] - < prompt.txt',
+  ],
+  maxPositionals: Number.POSITIVE_INFINITY,
+  options: [
+    {
+      name: 'prompt',
+      short: 'p',
+      type: 'string',
+      value: 'text',
+      description: 'The prompt (instead of the positional argument).',
+    },
+    jsonOption(
+      'Print every durable session event as one JSON object per line ({ seq, type, time, data }), plus live lines marked { live: true, type, data }.',
+    ),
+    modelOption,
+    cwdOption,
+    approveOption,
+    {
+      name: 'max-turns',
+      type: 'string',
+      value: 'n',
+      description: 'Stop before starting more than n turns in this run.',
+    },
+    {
+      name: 'max-steps',
+      type: 'string',
+      value: 'n',
+      description: 'Stop a turn before its (n+1)th model request.',
+    },
+    { name: 'resume', type: 'string', value: 'id', description: 'Continue the stored session with this id.' },
+    {
+      name: 'continue',
+      short: 'c',
+      type: 'boolean',
+      description: 'Continue the latest session of this directory.',
+    },
+  ],
+  examples: [
+    'rein run "summarize README.md"',
+    'rein -p "what does src/index.ts export?" --model deepseek/deepseek-chat',
+    'rein run --approve read-only - < task.md',
+    'rein run --json --approve yolo "run the tests and fix what fails" > events.jsonl',
+    'rein run --continue "now add a test for it"',
+  ],
+  notes: [
+    'Assistant text goes to stdout; tool activity, approvals and errors go to stderr.',
+    'On a terminal, calls that need approval are asked interactively (allow once, allow for this session, deny with a reason). ' +
+      'Without a terminal, such calls are denied unless --approve or a rule allows them, and the denial is printed.',
+    'Ctrl-C cancels the turn (exit 130); a second Ctrl-C exits at once after the log is flushed.',
+    'Exit codes: 0 completed, 1 error (code and message on stderr), 2 wrong command line, 3 the model hit its output limit, 130 interrupted.',
+  ],
+};
+
+/** `rein sessions`. */
+export const sessionsSpec: CommandSpec = {
+  name: 'sessions',
+  summary: 'List stored sessions (id, title, cwd, updated, turns, cost).',
+  usage: ['sessions [options]'],
+  maxPositionals: 0,
+  options: [
+    jsonOption('Print the rows as a JSON array.'),
+    {
+      name: 'cwd',
+      short: 'C',
+      type: 'string',
+      value: 'dir',
+      description: 'Only the sessions of this directory.',
+    },
+  ],
+  examples: ['rein sessions', 'rein sessions --cwd . --json'],
+};
+
+/** `rein show`. */
+export const showSpec: CommandSpec = {
+  name: 'show',
+  summary: 'Print a readable transcript of a stored session.',
+  usage: ['show [options] <id>'],
+  maxPositionals: 1,
+  options: [jsonOption('Print the raw durable events as JSON lines instead.')],
+  examples: ['rein show 6f1c2a4e-…', 'rein show --json 6f1c2a4e-… | jq .type'],
+};
+
+/** `rein fork`. */
+export const forkSpec: CommandSpec = {
+  name: 'fork',
+  summary: 'Copy a session up to a turn boundary into a new session and print its id.',
+  usage: ['fork [options] <id>'],
+  maxPositionals: 1,
+  options: [
+    {
+      name: 'at',
+      type: 'string',
+      value: 'turn',
+      description: 'Keep turns 1..turn (default: every closed turn).',
+    },
+  ],
+  examples: [
+    'rein fork 6f1c2a4e-…',
+    'rein fork 6f1c2a4e-… --at 2',
+    'rein run --resume "$(rein fork 6f1c… --at 1)" "try another way"',
+  ],
+};
+
+/** `rein compact`. */
+export const compactSpec: CommandSpec = {
+  name: 'compact',
+  summary: 'Summarize the older part of a stored session so it fits the context window again.',
+  usage: ['compact [options] <id>'],
+  maxPositionals: 1,
+  options: [modelOption],
+  examples: ['rein compact 6f1c2a4e-…'],
+};
+
+/** `rein rm`. */
+export const rmSpec: CommandSpec = {
+  name: 'rm',
+  summary: 'Delete stored sessions.',
+  usage: ['rm <id> [<id> …]'],
+  maxPositionals: Number.POSITIVE_INFINITY,
+  options: [],
+  examples: ['rein rm 6f1c2a4e-…'],
+};
+
+/** `rein doctor`. */
+export const doctorSpec: CommandSpec = {
+  name: 'doctor',
+  summary: 'Check Node, Rein home, provider keys (never printed) and the session store, and say what to fix.',
+  usage: ['doctor [options]'],
+  maxPositionals: 0,
+  options: [jsonOption('Print the checks as JSON.')],
+  examples: ['rein doctor', 'REIN_HOME=/tmp/rein rein doctor --json'],
+};
+
+/** `rein web`. */
+export const webSpec: CommandSpec = {
+  name: 'web',
+  summary: 'Start the local Web UI server and print its URL (the default command).',
+  usage: ['web [options]', '(no command)'],
+  maxPositionals: 0,
+  options: [
+    {
+      name: 'port',
+      type: 'string',
+      value: 'port',
+      description: 'The port to listen on (default: a free one).',
+    },
+    modelOption,
+    cwdOption,
+    approveOption,
+  ],
+  examples: ['rein', 'rein web --port 8787 --cwd ~/src/project'],
+};
+
+/** Every command, in the order the general help lists them. */
+export const commandSpecs: readonly CommandSpec[] = [
+  runSpec,
+  sessionsSpec,
+  showSpec,
+  forkSpec,
+  compactSpec,
+  rmSpec,
+  doctorSpec,
+  webSpec,
+];
+
+/** The spec of a command name, if it exists. */
+export function commandSpec(name: string): CommandSpec | undefined {
+  return commandSpecs.find((spec) => spec.name === name);
+}

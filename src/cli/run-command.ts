@@ -1,0 +1,304 @@
+import { access, constants, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Agent, AnySessionEvent, ApprovalMode, ReinHarness, TurnEndReason } from '../index.ts';
+import { approvalModes, createReinHarness, parseModelRoute, reject } from '../index.ts';
+import { CliError, exitCodes, usageError } from './cli-error.ts';
+import type { CliIo } from './cli-io.ts';
+import { readAll } from './cli-io.ts';
+import type { ParsedCommand } from './command-line.ts';
+import { positiveIntegerOption, stringOption } from './command-line.ts';
+import { runSpec } from './command-specs.ts';
+import type { RunOutput } from './run-output.ts';
+import { JsonRunOutput, TextRunOutput, describeTurnEnd } from './run-output.ts';
+import { TerminalApprover } from './terminal-approver.ts';
+
+/** How long a second Ctrl-C waits for the log to reach the disk before exiting anyway. */
+const flushTimeoutMs = 3_000;
+
+/** `rein run`: one prompt, headless, streamed; resolves the exit code. */
+export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
+  const { values } = parsed;
+  const maxTurns = positiveIntegerOption(runSpec, values, 'max-turns');
+  const maxSteps = positiveIntegerOption(runSpec, values, 'max-steps');
+  const approve = approvalModeOption('run', values.approve);
+  const resumeId = stringOption(values, 'resume');
+  const continueLatest = values.continue === true;
+  if (resumeId !== undefined && continueLatest)
+    throw usageError('run', "use either '--resume <id>' or '--continue', not both");
+  const model = stringOption(values, 'model');
+  if (model !== undefined) checkModel('run', model);
+  const cwd = await resolveWorkspace(io.cwd, stringOption(values, 'cwd'));
+  const prompt = await resolvePrompt(parsed, io);
+  const output: RunOutput = values.json === true ? new JsonRunOutput(io) : new TextRunOutput(io);
+  const interrupt = new InterruptState();
+  const onSigint = (): void => interrupt.press();
+  process.on('SIGINT', onSigint);
+  let harness: ReinHarness | undefined;
+  try {
+    harness = await createReinHarness({
+      cwd,
+      env: io.env,
+      ...(model !== undefined ? { model } : {}),
+      ...(approve !== undefined ? { approve } : {}),
+    });
+    if (interrupt.pressed) return exitCodes.aborted;
+    const agent = await openAgent(harness, { cwd, resumeId, continueLatest, model });
+    for (const notice of harness.usingDemo && model === undefined && resumeId === undefined && !continueLatest
+      ? harness.notices
+      : []) {
+      output.notice(notice);
+    }
+    return await drive(harness, agent, { io, output, interrupt, prompt, maxTurns, maxSteps });
+  } finally {
+    process.off('SIGINT', onSigint);
+    output.close();
+    await harness?.dispose();
+  }
+}
+
+interface DriveOptions {
+  io: CliIo;
+  output: RunOutput;
+  interrupt: InterruptState;
+  prompt: string;
+  maxTurns: number | undefined;
+  maxSteps: number | undefined;
+}
+
+async function drive(harness: ReinHarness, agent: Agent, options: DriveOptions): Promise<number> {
+  const { io, output, interrupt } = options;
+  const turnEnds: TurnEndReason[] = [];
+  let turnsStarted = 0;
+  let stoppedBy: string | undefined;
+  const observe = (event: AnySessionEvent): void => {
+    if (event.type === 'turn/start') turnsStarted++;
+    if (event.type === 'turn/end') turnEnds.push((event.data as { reason: TurnEndReason }).reason);
+    output.event(event);
+  };
+  output.live('session', {
+    id: agent.id,
+    cwd: agent.options.cwd ?? agent.session.header.cwd ?? null,
+    model: routeOf(agent) ?? null,
+    resumed: agent.session.firstLiveSeq > 0,
+  });
+  // Events the session wrote before we subscribed (a resumed log's end-seed marker) come first.
+  for (const event of agent.session.events.slice(agent.session.firstLiveSeq)) observe(event);
+  harness.hooks.on('session/event', ({ event }) => observe(event), { scope: agent.id });
+  harness.hooks.on('agent/status', ({ status }) => output.live('agent/status', { status }), {
+    scope: agent.id,
+  });
+  harness.hooks.on(
+    'agent/pre-step',
+    (payload, next) => {
+      if (options.maxSteps !== undefined && payload.step > options.maxSteps) {
+        stoppedBy = `the turn reached --max-steps ${options.maxSteps}`;
+        return reject();
+      }
+      if (options.maxTurns !== undefined && payload.step === 1 && turnsStarted > options.maxTurns) {
+        stoppedBy = `the run reached --max-turns ${options.maxTurns}`;
+        return reject();
+      }
+      return next();
+    },
+    { scope: agent.id },
+  );
+  const detachApprover =
+    io.stdin.isTTY === true && io.stderr.isTTY === true
+      ? harness.approvals.attach(
+          new TerminalApprover({
+            io,
+            mainSession: agent.id,
+            onInterrupt: () => interrupt.press(),
+            beforePrompt: () => output.close(),
+          }),
+        )
+      : undefined;
+  interrupt.bind({
+    first: () => {
+      output.notice('Cancelling… (press Ctrl-C again to quit at once)');
+      agent.cancel({ kind: 'user' });
+    },
+    second: async () => {
+      output.close();
+      await flushQuickly(agent);
+      process.exit(exitCodes.aborted);
+    },
+  });
+  try {
+    agent.followup(options.prompt);
+    await agent.whenIdle();
+  } finally {
+    detachApprover?.();
+  }
+  output.live('exit', { sessionId: agent.id, reason: turnEnds.at(-1) ?? null });
+  if (interrupt.pressed) return exitCodes.aborted;
+  const last = turnEnds.at(-1);
+  if (last === undefined) return exitCodes.ok;
+  switch (last.kind) {
+    case 'completed':
+      return exitCodes.ok;
+    case 'max-tokens':
+      io.stderr.write(`rein: ${describeTurnEnd(last)}\n`);
+      return exitCodes.maxTokens;
+    case 'aborted':
+      return exitCodes.aborted;
+    case 'error':
+      io.stderr.write(`rein: ${describeTurnEnd(last)}\n`);
+      return exitCodes.error;
+    case 'blocked':
+      io.stderr.write(`rein: error TURN_BLOCKED: ${stoppedBy ?? describeTurnEnd(last)}\n`);
+      return exitCodes.error;
+    case 'interrupted':
+      io.stderr.write(`rein: error INTERRUPTED: ${describeTurnEnd(last)}\n`);
+      return exitCodes.error;
+  }
+}
+
+/** The `provider/model` an agent will use: its options, else the route its log last used. */
+function routeOf(agent: Agent): string | undefined {
+  if (agent.options.provider !== undefined && agent.options.model !== undefined) {
+    return `${agent.options.provider}/${agent.options.model}`;
+  }
+  const events = agent.session.events;
+  for (let index = events.length - 1; index >= 0; index--) {
+    const event = events[index]!;
+    if (event.type === 'request/context') {
+      const data = event.data as { provider: string; model: string };
+      return `${data.provider}/${data.model}`;
+    }
+  }
+  return undefined;
+}
+
+/** Counts Ctrl-C presses and runs the bound reaction of the first and the second. */
+class InterruptState {
+  #presses = 0;
+  #first: (() => void) | undefined;
+  #second: (() => Promise<void>) | undefined;
+
+  get pressed(): boolean {
+    return this.#presses > 0;
+  }
+
+  bind(reactions: { first: () => void; second: () => Promise<void> }): void {
+    this.#first = reactions.first;
+    this.#second = reactions.second;
+    if (this.#presses > 0) reactions.first();
+  }
+
+  press(): void {
+    this.#presses++;
+    if (this.#presses === 1) {
+      this.#first?.();
+      if (this.#first === undefined && this.#second === undefined) return;
+    } else if (this.#presses === 2) {
+      if (this.#second === undefined) process.exit(exitCodes.aborted);
+      void this.#second();
+    }
+  }
+}
+
+async function flushQuickly(agent: Agent): Promise<void> {
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), flushTimeoutMs);
+  try {
+    await agent.session.checkpoint('flush', timeout.signal);
+  } catch {
+    // Exiting at once was asked for; a flush that fails or times out cannot be helped here.
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function openAgent(
+  harness: ReinHarness,
+  options: { cwd: string; resumeId: string | undefined; continueLatest: boolean; model: string | undefined },
+): Promise<Agent> {
+  const route = options.model !== undefined ? parseModelRoute(options.model) : undefined;
+  const routeOptions = route !== undefined ? { provider: route.provider, model: route.model } : {};
+  if (options.resumeId !== undefined) return harness.resumeAgent(options.resumeId, routeOptions);
+  if (options.continueLatest) {
+    const id = await latestSessionIn(harness, options.cwd);
+    if (id === undefined) {
+      throw new CliError(
+        'NO_SESSION',
+        `no session to continue in ${options.cwd}; start one with 'rein run "…"'`,
+      );
+    }
+    return harness.resumeAgent(id, routeOptions);
+  }
+  return harness.createAgent({ cwd: options.cwd });
+}
+
+/** The most recently updated top-level session whose workspace is `cwd`. */
+export async function latestSessionIn(harness: ReinHarness, cwd: string): Promise<string | undefined> {
+  const rows = (await harness.store.list())
+    .filter((row) => row.cwd === cwd)
+    .sort((a, b) => b.updatedAt - a.updatedAt);
+  for (const row of rows) {
+    if (row.parentSession === undefined) return row.id;
+    const { header } = await harness.store.read(row.id);
+    if (header.origin !== 'subagent') return row.id;
+  }
+  return undefined;
+}
+
+/** Checks `--approve`; a usage error for an unknown mode. */
+export function approvalModeOption(
+  command: string,
+  value: string | boolean | undefined,
+): ApprovalMode | undefined {
+  if (value === undefined) return undefined;
+  const mode = approvalModes.find((candidate) => candidate === value);
+  if (mode === undefined) {
+    throw usageError(
+      command,
+      `'--approve' must be one of ${approvalModes.join(', ')}, not '${String(value)}'`,
+    );
+  }
+  return mode;
+}
+
+/** Checks that `--model` is written provider/model; a usage error otherwise. */
+export function checkModel(command: string, model: string): void {
+  try {
+    parseModelRoute(model);
+  } catch {
+    throw usageError(
+      command,
+      `'--model' must be written provider/model (e.g. deepseek/deepseek-chat), not '${model}'`,
+    );
+  }
+}
+
+/** Resolves `--cwd` against the process directory and checks it is a readable directory. */
+export async function resolveWorkspace(base: string, option: string | undefined): Promise<string> {
+  const path = resolve(base, option ?? '.');
+  try {
+    const info = await stat(path);
+    if (!info.isDirectory()) throw new CliError('INVALID_CWD', `${path} is not a directory`);
+    await access(path, constants.R_OK | constants.X_OK);
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    const reason =
+      (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'it does not exist' : 'it is not readable';
+    throw new CliError('INVALID_CWD', `cannot work in ${path}: ${reason}`, { cause: error });
+  }
+  return path;
+}
+
+async function resolvePrompt(parsed: ParsedCommand, io: CliIo): Promise<string> {
+  const option = stringOption(parsed.values, 'prompt');
+  const positional = parsed.positionals;
+  if (option !== undefined && positional.length > 0) {
+    throw usageError('run', 'give the prompt once: either \'-p "…"\' or as an argument');
+  }
+  let prompt: string;
+  if (option !== undefined) prompt = option;
+  else if (positional.length === 1 && positional[0] === '-') prompt = await readAll(io.stdin);
+  else if (positional.length > 0) prompt = positional.join(' ');
+  else if (io.stdin.isTTY !== true) prompt = await readAll(io.stdin);
+  else prompt = '';
+  if (prompt.trim() === '') throw usageError('run', 'missing prompt: rein run "what to do"');
+  return prompt;
+}

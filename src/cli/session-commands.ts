@@ -1,0 +1,163 @@
+import { homedir } from 'node:os';
+import type { ReinHarness, SessionSummary } from '../index.ts';
+import { compactSession, createReinHarness, parseModelRoute } from '../index.ts';
+import { CliError, exitCodes, usageError } from './cli-error.ts';
+import type { CliIo } from './cli-io.ts';
+import type { ParsedCommand } from './command-line.ts';
+import { positiveIntegerOption, stringOption } from './command-line.ts';
+import { forkSpec } from './command-specs.ts';
+import { checkModel, resolveWorkspace } from './run-command.ts';
+import { renderTranscript } from './transcript.ts';
+
+/** Opens the app harness for a session command (its store, prices and plugins), and disposes it after. */
+async function withHarness<T>(
+  io: CliIo,
+  task: (harness: ReinHarness) => Promise<T>,
+  model?: string,
+): Promise<T> {
+  const harness = await createReinHarness({
+    cwd: io.cwd,
+    env: io.env,
+    ...(model !== undefined ? { model } : {}),
+  });
+  try {
+    return await task(harness);
+  } finally {
+    await harness.dispose();
+  }
+}
+
+function requireId(command: string, parsed: ParsedCommand): string {
+  const id = parsed.positionals[0];
+  if (id === undefined || id === '') throw usageError(command, `missing session id: rein ${command} <id>`);
+  return id;
+}
+
+/** `rein sessions`: the stored sessions as a table (or JSON). */
+export async function sessionsCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
+  const filter = stringOption(parsed.values, 'cwd');
+  const cwd = filter !== undefined ? await resolveWorkspace(io.cwd, filter) : undefined;
+  const rows = await withHarness(io, async (harness) => harness.store.list());
+  const shown = (cwd !== undefined ? rows.filter((row) => row.cwd === cwd) : rows).sort(
+    (a, b) => b.updatedAt - a.updatedAt,
+  );
+  if (parsed.values.json === true) {
+    io.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+    return exitCodes.ok;
+  }
+  if (shown.length === 0) {
+    io.stderr.write(
+      `No sessions${cwd !== undefined ? ` in ${cwd}` : ''} yet. Start one with: rein run "…"\n`,
+    );
+    return exitCodes.ok;
+  }
+  io.stdout.write(renderTable(shown));
+  return exitCodes.ok;
+}
+
+function renderTable(rows: readonly SessionSummary[]): string {
+  const header = ['ID', 'TITLE', 'CWD', 'UPDATED', 'TURNS', 'COST'];
+  const body = rows.map((row) => [
+    row.id,
+    clip(row.title ?? '(untitled)', 40),
+    clip(tildify(row.cwd ?? '-'), 40),
+    formatTime(row.updatedAt),
+    String(row.turns),
+    row.cost !== undefined ? `$${row.cost.toFixed(row.cost >= 1 ? 2 : 4)}` : '-',
+  ]);
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...body.map((cells) => cells[column]!.length)),
+  );
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, column) => (column >= 4 ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd();
+  return `${[line(header), ...body.map(line)].join('\n')}\n`;
+}
+
+/** `rein show <id>`: a readable transcript, or the raw events as JSON lines. */
+export async function showCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
+  const id = requireId('show', parsed);
+  const { header, events } = await withHarness(io, async (harness) => harness.store.read(id));
+  if (parsed.values.json === true) {
+    for (const event of events) {
+      io.stdout.write(
+        `${JSON.stringify({ seq: event.seq, type: event.type, time: event.time, data: event.data })}\n`,
+      );
+    }
+    return exitCodes.ok;
+  }
+  io.stdout.write(renderTranscript(header, events));
+  return exitCodes.ok;
+}
+
+/** `rein fork <id> [--at <turn>]`: prints the new session's id. */
+export async function forkCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
+  const id = requireId('fork', parsed);
+  const atTurn = positiveIntegerOption(forkSpec, parsed.values, 'at');
+  const header = await withHarness(io, async (harness) =>
+    harness.store.fork(id, atTurn !== undefined ? { atTurn } : {}),
+  );
+  io.stdout.write(`${header.id}\n`);
+  if (io.stderr.isTTY === true)
+    io.stderr.write(`Forked ${id}. Continue it with: rein run --resume ${header.id} "…"\n`);
+  return exitCodes.ok;
+}
+
+/** `rein compact <id>`: manual compaction of an idle stored session. */
+export async function compactCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
+  const id = requireId('compact', parsed);
+  const model = stringOption(parsed.values, 'model');
+  if (model !== undefined) checkModel('compact', model);
+  return withHarness(
+    io,
+    async (harness) => {
+      const route = model !== undefined ? parseModelRoute(model) : undefined;
+      const agent = await harness.resumeAgent(
+        id,
+        route !== undefined ? { provider: route.provider, model: route.model } : {},
+      );
+      const result = await compactSession(harness, agent);
+      if (!result.compacted) {
+        io.stderr.write(`Nothing to compact in ${id}: the history already fits what is kept verbatim.\n`);
+        return exitCodes.ok;
+      }
+      io.stdout.write(
+        `Compacted ${id}: about ${result.shadowedTokenCount} tokens of history became a ${result.summaryTokenCount}-token summary.\n`,
+      );
+      return exitCodes.ok;
+    },
+    model,
+  );
+}
+
+/** `rein rm <id>…`: deletes stored sessions; stops at the first that cannot be deleted. */
+export async function rmCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
+  if (parsed.positionals.length === 0) throw usageError('rm', 'missing session id: rein rm <id> [<id> …]');
+  return withHarness(io, async (harness) => {
+    for (const id of parsed.positionals) {
+      if (id === '')
+        throw new CliError('USAGE', 'an empty session id', { exitCode: exitCodes.usage, usageOf: 'rm' });
+      await harness.store.delete(id);
+      io.stdout.write(`removed ${id}\n`);
+    }
+    return exitCodes.ok;
+  });
+}
+
+function clip(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function tildify(path: string): string {
+  const home = homedir();
+  return path === home || path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
+}
+
+function formatTime(epochMs: number): string {
+  const date = new Date(epochMs);
+  const pad = (value: number): string => String(value).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}

@@ -1,0 +1,3 @@
+export * from './demo-provider.ts';
+export * from './document-outline.ts';
+export * from './demo-workspace.ts';
