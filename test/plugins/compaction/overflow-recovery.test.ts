@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Agent, CompactionSummaryData } from '../../../src/index.ts';
-import { waitForEvent } from '../../../src/testing/index.ts';
+import { ScriptedProvider, waitForEvent } from '../../../src/testing/index.ts';
 import type { CompactionFixture } from './support.ts';
 import { bigReadTool, compactionFixture, filler, overflow, run, textOf, typesFrom } from './support.ts';
 
@@ -118,6 +118,44 @@ describe('overflow recovery at agent/request-error', () => {
     expect(agent.session.replaceGeneration).toBe(1);
     // The original events stay in the log.
     expect(agent.session.events.filter((event) => event.type === 'assistant/message')).toHaveLength(4);
+    await f.harness.dispose();
+  });
+
+  it("writes the summary on the configured summarization route, capped by that model's output limit", async () => {
+    const writer = new ScriptedProvider({
+      provider: 'writer',
+      responses: [{ text: summaryText, usage: { inputTokens: 1_300, outputTokens: 20 } }],
+      models: { small: { maxOutputTokens: 1_024 } },
+    });
+    const f = await compactionFixture({
+      contextWindow: 1_000_000,
+      providers: [writer],
+      compaction: { summarizer: { provider: 'writer', model: 'small' } },
+      responses: [...turnResponses(), { error: overflow }, { text: 'Answered.' }],
+    });
+    await longSession(f);
+    await run(f.agent, 'one more');
+    expect(f.agent.session.eventsOfType('turn/end').at(-1)!.data.reason).toEqual({ kind: 'completed' });
+    expect(writer.requests).toHaveLength(1);
+    expect(writer.requests[0]).toMatchObject({
+      provider: 'writer',
+      model: 'small',
+      maxTokens: 1_024,
+      purpose: 'compaction',
+    });
+    expect(f.model.requests.map((request) => request.purpose)).toEqual([
+      'turn',
+      'turn',
+      'turn',
+      'turn',
+      'turn',
+    ]);
+    expect(f.agent.session.eventsOfType('compaction/summary')[0]!.data).toMatchObject({
+      provider: 'writer',
+      model: 'small',
+      maxTokens: 1_024,
+      usage: { inputTokens: 1_300, outputTokens: 20 },
+    });
     await f.harness.dispose();
   });
 

@@ -29,6 +29,8 @@ export async function compactionFixture(options: {
   contextWindow?: number;
   compaction?: CompactionOptions;
   tools?: Tool<never>[];
+  /** Further adapters, e.g. a separate summarization route. */
+  providers?: LlmAdapter[];
 }): Promise<CompactionFixture> {
   const model = new ScriptedProvider({
     responses: options.responses ?? [],
@@ -39,7 +41,7 @@ export async function compactionFixture(options: {
   });
   const warnings: CompactionWarning[] = [];
   const harness = createHarness({
-    providers: [model],
+    providers: [model, ...(options.providers ?? [])],
     tools: options.tools ?? [],
     plugins: [compactionPlugin({ ...options.compaction, onWarning: (warning) => warnings.push(warning) })],
     onListenerError: () => {
