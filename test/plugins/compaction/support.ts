@@ -3,6 +3,7 @@ import type {
   CompactionOptions,
   CompactionWarning,
   Harness,
+  LlmAdapter,
   LlmRequest,
   Message,
   Tool,
