@@ -1,1 +1,2 @@
 export * from './system-prompt.ts';
+export * from './agents-md.ts';

@@ -1,0 +1,275 @@
+/** One simple command of a shell command line. */
+export interface ShellPart {
+  /** The command as written (quotes kept), whitespace collapsed: what allow patterns match. */
+  readonly raw: string;
+  /** The command with quotes and escapes removed: what deny patterns match as well. */
+  readonly plain: string;
+  /** True when the command redirects output into a file (other than /dev/null or another descriptor). */
+  readonly writesFile: boolean;
+  /** True when the command runs code the parser cannot see (`eval`, `bash -c …`). */
+  readonly opaque: boolean;
+}
+
+/** A command line split into every simple command it would run, nested ones included. */
+export interface ParsedShellCommand {
+  readonly parts: readonly ShellPart[];
+  /**
+   * False when some construct was not understood (unbalanced quotes, here-documents, loops, function
+   * definitions): such a command is never allowed by rules, only by a human.
+   */
+  readonly complete: boolean;
+}
+
+interface Draft {
+  raw: string;
+  plain: string;
+  writesFile: boolean;
+}
+
+const reservedPrefixes = new Set([
+  '!',
+  'if',
+  'then',
+  'elif',
+  'else',
+  'do',
+  'while',
+  'until',
+  '{',
+  '}',
+  'time',
+]);
+const reservedAlone = new Set(['fi', 'done', 'esac', '}', 'then', 'else', 'do', '{']);
+const unparsedKeywords = new Set(['for', 'case', 'select', 'function', 'coproc']);
+const shells = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'fish']);
+const wrappers =
+  /^(?:sudo|doas|env|command|builtin|nohup|time|exec|nice|xargs|stdbuf|timeout)(?:\s+-\S+)*(?:\s+\d+\S*)?\s+/;
+const assignment = /^[A-Za-z_][A-Za-z0-9_]*=\S*\s+/;
+
+class Scanner {
+  readonly parts: ShellPart[] = [];
+  complete = true;
+  index = 0;
+  readonly source: string;
+
+  constructor(source: string) {
+    this.source = source;
+  }
+
+  /** Scans commands until `end` (`)` or a backtick) or the end of input. */
+  scanList(end: string | undefined): void {
+    let draft: Draft = { raw: '', plain: '', writesFile: false };
+    const flush = (): void => {
+      this.#finish(draft);
+      draft = { raw: '', plain: '', writesFile: false };
+    };
+    const source = this.source;
+    while (this.index < source.length) {
+      const char = source[this.index]!;
+      const next = source[this.index + 1];
+      if (end !== undefined && char === end) {
+        this.index++;
+        flush();
+        return;
+      }
+      if (char === '\\') {
+        if (next === '\n') {
+          this.index += 2;
+          continue;
+        }
+        draft.raw += char + (next ?? '');
+        draft.plain += next ?? '';
+        this.index += 2;
+        continue;
+      }
+      if (char === "'") {
+        const close = source.indexOf("'", this.index + 1);
+        if (close === -1) {
+          this.complete = false;
+          draft.raw += source.slice(this.index);
+          draft.plain += source.slice(this.index + 1);
+          this.index = source.length;
+          continue;
+        }
+        draft.raw += source.slice(this.index, close + 1);
+        draft.plain += source.slice(this.index + 1, close);
+        this.index = close + 1;
+        continue;
+      }
+      if (char === '"') {
+        this.#scanDoubleQuoted(draft);
+        continue;
+      }
+      if (char === '`') {
+        this.#scanNested(draft, 1, '`');
+        continue;
+      }
+      if ((char === '$' || char === '<' || char === '>') && next === '(') {
+        this.#scanNested(draft, 2, ')');
+        continue;
+      }
+      if (char === '(') {
+        if (draft.raw.trim() === '') {
+          // A subshell: its commands are commands of this line.
+          this.index++;
+          this.scanList(')');
+          continue;
+        }
+        this.complete = false;
+        draft.raw += char;
+        draft.plain += char;
+        this.index++;
+        continue;
+      }
+      if (char === ')') {
+        this.complete = false;
+        this.index++;
+        flush();
+        continue;
+      }
+      if (char === '#' && (draft.raw === '' || /\s$/.test(draft.raw))) {
+        const lineEnd = source.indexOf('\n', this.index);
+        this.index = lineEnd === -1 ? source.length : lineEnd;
+        continue;
+      }
+      if (char === ';' || char === '\n' || char === '|') {
+        this.index +=
+          char === '|' && (next === '|' || next === '&') ? 2 : char === ';' && next === ';' ? 2 : 1;
+        flush();
+        continue;
+      }
+      if (char === '&') {
+        if (next === '>') {
+          this.#scanRedirect(draft, 2);
+          continue;
+        }
+        this.index += next === '&' ? 2 : 1;
+        flush();
+        continue;
+      }
+      if (char === '>') {
+        this.#scanRedirect(draft, next === '>' || next === '|' ? 2 : 1);
+        continue;
+      }
+      if (char === '<' && next === '<') {
+        if (source[this.index + 2] !== '<') this.complete = false; // a here-document
+        draft.raw += '<<';
+        draft.plain += '<<';
+        this.index += 2;
+        continue;
+      }
+      if (/\s/.test(char)) {
+        if (draft.raw !== '' && !draft.raw.endsWith(' ')) {
+          draft.raw += ' ';
+          draft.plain += ' ';
+        }
+        this.index++;
+        continue;
+      }
+      draft.raw += char;
+      draft.plain += char;
+      this.index++;
+    }
+    if (end !== undefined) this.complete = false;
+    flush();
+  }
+
+  #scanNested(draft: Draft, openLength: number, end: string): void {
+    const start = this.index;
+    this.index += openLength;
+    this.scanList(end);
+    const text = this.source.slice(start, this.index);
+    draft.raw += text;
+    draft.plain += text;
+  }
+
+  #scanDoubleQuoted(draft: Draft): void {
+    const source = this.source;
+    draft.raw += '"';
+    this.index++;
+    while (this.index < source.length) {
+      const char = source[this.index]!;
+      const next = source[this.index + 1];
+      if (char === '"') {
+        draft.raw += '"';
+        this.index++;
+        return;
+      }
+      if (char === '\\' && next !== undefined && '"\\$`\n'.includes(next)) {
+        draft.raw += char + next;
+        if (next !== '\n') draft.plain += next;
+        this.index += 2;
+        continue;
+      }
+      if (char === '`') {
+        this.#scanNested(draft, 1, '`');
+        continue;
+      }
+      if (char === '$' && next === '(') {
+        this.#scanNested(draft, 2, ')');
+        continue;
+      }
+      draft.raw += char;
+      draft.plain += char;
+      this.index++;
+    }
+    this.complete = false;
+  }
+
+  // An output redirection: `>&2`, `>&-`, `2>&1` and `/dev/null` targets write no file.
+  #scanRedirect(draft: Draft, operatorLength: number): void {
+    const source = this.source;
+    draft.raw += source.slice(this.index, this.index + operatorLength);
+    draft.plain += source.slice(this.index, this.index + operatorLength);
+    this.index += operatorLength;
+    if (source[this.index] === '&' && operatorLength === 1) {
+      draft.raw += '&';
+      draft.plain += '&';
+      this.index++;
+      return;
+    }
+    while (this.index < source.length && (source[this.index] === ' ' || source[this.index] === '\t'))
+      this.index++;
+    const target = /^[^\s;&|()<>]*/.exec(source.slice(this.index))?.[0] ?? '';
+    if (target !== '/dev/null' && !/^\d+$|^-$/.test(target)) draft.writesFile = true;
+    draft.raw += ` ${target}`;
+    draft.plain += ` ${target}`;
+    this.index += target.length;
+  }
+
+  #finish(draft: Draft): void {
+    let raw = draft.raw.trim();
+    let plain = draft.plain.trim();
+    for (;;) {
+      const word = raw.split(' ')[0] ?? '';
+      if (!reservedPrefixes.has(word) || raw === word) break;
+      raw = raw.slice(word.length).trimStart();
+      plain = plain.slice(plain.indexOf(' ') + 1).trimStart();
+    }
+    if (raw === '' || reservedAlone.has(raw)) return;
+    const first = raw.split(' ')[0] ?? '';
+    if (unparsedKeywords.has(first) || /^[A-Za-z_][\w-]*\s*\(\)/.test(raw)) this.complete = false;
+    const command = stripWrappers(plain);
+    const words = command.split(' ');
+    const opaque =
+      words[0] === 'eval' || (shells.has(words[0] ?? '') && words.some((word) => /^-\w*c/.test(word)));
+    this.parts.push({ raw, plain, writesFile: draft.writesFile, opaque });
+  }
+}
+
+/** Removes leading variable assignments and command wrappers (`sudo`, `env`, `nohup`, …). */
+export function stripWrappers(command: string): string {
+  let current = command;
+  for (;;) {
+    const next = current.replace(assignment, '').replace(wrappers, '');
+    if (next === current) return current;
+    current = next;
+  }
+}
+
+/** Splits a shell command line into the simple commands it would run (`&&`, `||`, `;`, pipes, subshells, `$(…)`, backticks). */
+export function parseShellCommand(command: string): ParsedShellCommand {
+  const scanner = new Scanner(command);
+  scanner.scanList(undefined);
+  return { parts: scanner.parts, complete: scanner.complete };
+}
