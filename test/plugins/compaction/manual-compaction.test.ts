@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compactSession } from '../../../src/index.ts';
+import { compactDuringMaintenance, compactSession } from '../../../src/index.ts';
+import { ScriptedProvider } from '../../../src/testing/index.ts';
 import { compactionFixture, filler, run, textOf, typesFrom } from './support.ts';
 
 const answers = ['one', 'two', 'three'].map((label) => ({ text: filler(`answer ${label}`, 200) }));
@@ -62,6 +63,29 @@ describe('manual compaction (/compact)', () => {
     expect(textOf(request.messages[0]!)).toContain('Summary of question one and its answer.');
     expect(request.messages).toHaveLength(6);
     expect(request.messages.at(-1)).toEqual(prompt);
+    await f.harness.dispose();
+  });
+
+  it('runs inside a maintenance slot the caller already holds, with a summarizer route named for the run', async () => {
+    const writer = new ScriptedProvider({
+      provider: 'writer',
+      responses: [{ text: 'Question one, answered.' }],
+    });
+    const f = await compactionFixture({ contextWindow: 4_000, providers: [writer], responses: answers });
+    for (const label of ['one', 'two', 'three']) await run(f.agent, filler(`question ${label}`, 200));
+    const result = await f.agent.runMaintenance((signal) =>
+      compactDuringMaintenance(f.harness, f.agent, signal, {
+        summarizer: { provider: 'writer', model: 'w1' },
+      }),
+    );
+    expect(result).toMatchObject({ compacted: true });
+    expect(writer.requests.map((request) => [request.provider, request.model, request.purpose])).toEqual([
+      ['writer', 'w1', 'compaction'],
+    ]);
+    expect(f.agent.session.eventsOfType('compaction/summary')[0]!.data).toMatchObject({
+      provider: 'writer',
+      model: 'w1',
+    });
     await f.harness.dispose();
   });
 
