@@ -103,7 +103,9 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
         hooks.declare({ 'session/event': 'emit' });
         store.bind?.(hooks);
         const seen: string[] = [];
-        hooks.on('session/event', ({ event }) => seen.push(event.type));
+        hooks.on('session/event', ({ event }) => {
+          seen.push(event.type);
+        });
         const session = await store.create({ id: 'bound' });
         appendTextTurn(session, 'p', 'a');
         expect(seen).toEqual(eventTypes(session));
