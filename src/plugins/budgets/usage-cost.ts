@@ -11,7 +11,7 @@ export interface UsageTotals {
 }
 
 /** Per-million-token prices of a model. */
-export type ModelPricing = NonNullable<ModelInfo['pricing']>;
+export type ModelPrices = NonNullable<ModelInfo['pricing']>;
 
 /** Zeroed totals. */
 export function emptyUsage(): UsageTotals {
@@ -38,7 +38,7 @@ export function totalTokens(usage: Readonly<TokenUsage> | Readonly<UsageTotals>)
 }
 
 /** The US-dollar cost of a usage at a model's prices (cache prices fall back to the input price). */
-export function costOf(usage: Readonly<TokenUsage> | Readonly<UsageTotals>, pricing: ModelPricing): number {
+export function costOf(usage: Readonly<TokenUsage> | Readonly<UsageTotals>, pricing: ModelPrices): number {
   const perToken = 1 / 1_000_000;
   return (
     (finite(usage.inputTokens) * pricing.input +
@@ -51,11 +51,11 @@ export function costOf(usage: Readonly<TokenUsage> | Readonly<UsageTotals>, pric
 
 /** A cached pricing lookup through the adapters' `describeModel` (unknown providers have no pricing). */
 export function pricingLookup(llm: LlmService): PricingLookup {
-  const cache = new Map<string, ModelPricing | undefined>();
+  const cache = new Map<string, ModelPrices | undefined>();
   return (provider, model) => {
     const key = `${provider}\u0000${model}`;
     if (cache.has(key)) return cache.get(key);
-    let pricing: ModelPricing | undefined;
+    let pricing: ModelPrices | undefined;
     try {
       pricing = llm.prepare({ provider, model }).model?.pricing;
     } catch {

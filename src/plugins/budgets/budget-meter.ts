@@ -1,0 +1,102 @@
+import type { AssistantMessage, TokenUsage } from '../../llm/index.ts';
+import type { PricingLookup, Session, SessionEventMap } from '../../session/index.ts';
+import type { BudgetChange, BudgetKind, BudgetLimits } from './budget-events.ts';
+import { costOf, totalTokens } from './usage-cost.ts';
+
+/** Amounts spent, per kind. */
+export interface BudgetSpend {
+  tokens: number;
+  costUsd: number;
+  steps: number;
+}
+
+const kinds: readonly BudgetKind[] = ['tokens', 'costUsd', 'steps'];
+
+/**
+ * Reads a session's spending from its log incrementally: each call to `catchUp` consumes only the
+ * events appended since the last one, so checking at every step boundary stays cheap.
+ */
+export class BudgetMeter {
+  readonly session: BudgetSpend = { tokens: 0, costUsd: 0, steps: 0 };
+  readonly turn: BudgetSpend & { number: number } = { number: 0, tokens: 0, costUsd: 0, steps: 0 };
+  /** Limit changes recorded in the log by `budget/raised`, applied over the plugin's options. */
+  readonly changes: { perTurn: BudgetChange; perSession: BudgetChange } = { perTurn: {}, perSession: {} };
+  /** False once a response was priced by no adapter (its cost counted as 0). */
+  costComplete = true;
+  #seen = 0;
+  readonly #log: Session;
+  readonly #pricing: PricingLookup;
+
+  constructor(session: Session, pricing: PricingLookup) {
+    this.#log = session;
+    this.#pricing = pricing;
+  }
+
+  /** Consumes the events appended since the last call. */
+  catchUp(): this {
+    const events = this.#log.events;
+    for (; this.#seen < events.length; this.#seen++) {
+      const event = events[this.#seen]!;
+      switch (event.type) {
+        case 'turn/start':
+          Object.assign(this.turn, {
+            number: (event.data as SessionEventMap['turn/start']).turn,
+            tokens: 0,
+            costUsd: 0,
+            steps: 0,
+          });
+          break;
+        case 'step/start':
+          this.turn.steps++;
+          this.session.steps++;
+          break;
+        case 'assistant/message': {
+          const data = event.data as { message: AssistantMessage; usage?: TokenUsage };
+          if (data.usage === undefined) break;
+          const tokens = totalTokens(data.usage);
+          this.turn.tokens += tokens;
+          this.session.tokens += tokens;
+          const prices = this.#pricing(data.message.source.provider, data.message.source.model);
+          if (prices === undefined) {
+            if (tokens > 0) this.costComplete = false;
+            break;
+          }
+          const cost = costOf(data.usage, prices);
+          this.turn.costUsd += cost;
+          this.session.costUsd += cost;
+          break;
+        }
+        case 'budget/raised': {
+          const data = event.data as SessionEventMap['budget/raised'];
+          Object.assign(this.changes.perTurn, data.perTurn);
+          Object.assign(this.changes.perSession, data.perSession);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    return this;
+  }
+
+  /** The limits in force: the plugin's, with the log's changes applied. */
+  limits(base: { perTurn?: BudgetLimits; perSession?: BudgetLimits }): {
+    perTurn: BudgetLimits;
+    perSession: BudgetLimits;
+  } {
+    return {
+      perTurn: applyChange(base.perTurn, this.changes.perTurn),
+      perSession: applyChange(base.perSession, this.changes.perSession),
+    };
+  }
+}
+
+function applyChange(base: BudgetLimits | undefined, change: BudgetChange): BudgetLimits {
+  const limits: BudgetLimits = { ...base };
+  for (const kind of kinds) {
+    const value = change[kind];
+    if (value === null) delete limits[kind];
+    else if (value !== undefined) limits[kind] = value;
+  }
+  return limits;
+}
