@@ -1,4 +1,5 @@
-import { readFile, stat } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import picomatch from 'picomatch';
 import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
@@ -29,7 +30,7 @@ export const maxGrepResults = 1000;
 const maxMatchLineChars = 300;
 
 /** Files read at once while searching. */
-const readBatch = 32;
+const readBatch = 200;
 
 /** `grep`: a regular expression over the files below a path, answering `file:line:text`. */
 export function createGrepTool(settings: BuiltinSettings): Tool<GrepArgs> {
@@ -151,14 +152,27 @@ export function createGrepTool(settings: BuiltinSettings): Tool<GrepArgs> {
   });
 }
 
-async function readSearchable(path: string, maxBytes: number): Promise<string | undefined> {
+// Synchronous on purpose: for many small files it is several times faster than the promise API, and the
+// caller yields to the event loop between batches so cancellation is still seen promptly.
+function readSearchable(path: string, maxBytes: number): string | undefined {
+  let fd: number | undefined;
   try {
-    const info = await stat(path);
+    fd = openSync(path, 'r');
+    const info = fstatSync(fd);
     if (!info.isFile() || info.size > maxBytes) return undefined;
-    const buffer = await readFile(path);
-    return looksBinary(buffer) ? undefined : buffer.toString('utf8');
+    const buffer = Buffer.alloc(info.size);
+    let read = 0;
+    while (read < buffer.length) {
+      const count = readSync(fd, buffer, read, buffer.length - read, read);
+      if (count === 0) break;
+      read += count;
+    }
+    const content = buffer.subarray(0, read);
+    return looksBinary(content) ? undefined : content.toString('utf8');
   } catch {
     // Vanished or unreadable since the walk: counted as skipped.
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
