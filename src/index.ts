@@ -10,3 +10,7 @@ export * from './providers/scripted/index.ts';
 export * from './harness.ts';
 export * from './session/stores/index.ts';
 export * from './plugins/compaction/index.ts';
+export * from './providers/http/index.ts';
+export * from './providers/openai-compatible/index.ts';
+export * from './providers/anthropic/index.ts';
+export * from './providers/catalog/index.ts';

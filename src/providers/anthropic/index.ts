@@ -1,0 +1,3 @@
+export * from './anthropic-provider.ts';
+export * from './anthropic-request.ts';
+export * from './anthropic-stream.ts';

@@ -1,0 +1,155 @@
+import { createParser } from 'eventsource-parser';
+import type { EventSourceMessage } from 'eventsource-parser';
+import { LlmError, errorChainText, isAbortError } from '../../llm/index.ts';
+import { failureFromResponse } from './http-failure.ts';
+
+/** One streaming POST: where, with which headers and JSON body, and how long the stream may stay silent. */
+export interface EventStreamRequest {
+  /** The provider id, used in error messages. */
+  provider: string;
+  url: string;
+  headers: Readonly<Record<string, string>>;
+  body: unknown;
+  signal: AbortSignal;
+  /** Longest silence allowed while waiting for headers or between reads; then the call fails `TIMEOUT`. */
+  idleTimeoutMs: number;
+  /** The fetch implementation; the global one by default. */
+  fetch?: typeof fetch | undefined;
+}
+
+/** A parsed server-sent event. */
+export type ServerSentEvent = EventSourceMessage;
+
+// Why the internal controller was aborted, so a stall reads as TIMEOUT and a caller's Stop as ABORTED.
+class IdleTimeout extends Error {
+  constructor(milliseconds: number) {
+    super(`no data from the provider for ${milliseconds} ms`);
+    this.name = 'IdleTimeout';
+  }
+}
+
+/**
+ * POSTs a JSON body and yields the server-sent events of the response, parsed by `eventsource-parser`.
+ * Non-success statuses become canonical LlmErrors (with Retry-After and request id); connection
+ * failures `TRANSPORT`; silence past the idle timeout `TIMEOUT`; the caller's abort `ABORTED`. Leaving
+ * the iteration early, for any reason, aborts the HTTP request so the connection is released.
+ */
+export async function* streamServerSentEvents(
+  request: EventStreamRequest,
+): AsyncGenerator<ServerSentEvent, void, undefined> {
+  const { provider, signal, idleTimeoutMs } = request;
+  if (signal.aborted) throw abortedError();
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = (): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(() => controller.abort(new IdleTimeout(idleTimeoutMs)), idleTimeoutMs);
+  };
+  const translate = (error: unknown): LlmError => {
+    if (error instanceof LlmError) return error;
+    if (signal.aborted) return abortedError();
+    if (controller.signal.reason instanceof IdleTimeout) {
+      return new LlmError({ code: 'TIMEOUT', message: `${provider}: ${controller.signal.reason.message}` });
+    }
+    if (isAbortError(error)) return abortedError();
+    return new LlmError(
+      { code: 'TRANSPORT', message: `${provider}: connection failed: ${errorChainText(error)}` },
+      { cause: error },
+    );
+  };
+  try {
+    arm();
+    let response: Response;
+    try {
+      response = await (request.fetch ?? fetch)(request.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...request.headers },
+        body: JSON.stringify(request.body),
+        signal: controller.signal,
+      });
+    } catch (error) {
+      throw translate(error);
+    }
+    if (!response.ok) {
+      let text = '';
+      try {
+        arm();
+        text = await response.text();
+      } catch {
+        // The error body could not be read in full; the status alone still classifies the failure.
+        if (signal.aborted) throw abortedError();
+      }
+      throw new LlmError(failureFromResponse(provider, response.status, response.headers, text));
+    }
+    const type = response.headers.get('content-type') ?? '';
+    if (response.body === null) {
+      throw new LlmError({ code: 'INVALID_RESPONSE', message: `${provider}: the response has no body` });
+    }
+    if (!/text\/event-stream/i.test(type)) {
+      arm();
+      const text = await response.text().catch((error: unknown) => {
+        throw translate(error);
+      });
+      throw new LlmError({
+        code: 'INVALID_RESPONSE',
+        status: response.status,
+        message: `${provider}: expected an event stream but got '${type || 'no content type'}': ${text.trim().slice(0, 300)}`,
+      });
+    }
+    yield* readEvents(response.body, provider, arm, translate);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+    // Ending early (consumer stopped, error, finish seen) must not leave the socket streaming.
+    if (!controller.signal.aborted) controller.abort(new Error('stream closed by the client'));
+  }
+}
+
+async function* readEvents(
+  body: ReadableStream<Uint8Array>,
+  provider: string,
+  arm: () => void,
+  translate: (error: unknown) => LlmError,
+): AsyncGenerator<ServerSentEvent, void, undefined> {
+  const events: ServerSentEvent[] = [];
+  let parseFailure: LlmError | undefined;
+  const parser = createParser({
+    onEvent: (event) => events.push(event),
+    onError: (error) => {
+      parseFailure ??= new LlmError(
+        { code: 'INVALID_RESPONSE', message: `${provider}: malformed event stream: ${error.message}` },
+        { cause: error },
+      );
+    },
+  });
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      arm();
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        throw translate(error);
+      }
+      if (read.done) {
+        parser.feed(decoder.decode());
+        parser.reset({ consume: true });
+      } else {
+        parser.feed(decoder.decode(read.value, { stream: true }));
+      }
+      if (parseFailure !== undefined) throw parseFailure;
+      while (events.length > 0) yield events.shift()!;
+      if (read.done) return;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+function abortedError(): LlmError {
+  return new LlmError({ code: 'ABORTED', message: 'request aborted' });
+}

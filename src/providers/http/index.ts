@@ -1,0 +1,3 @@
+export * from './event-stream-request.ts';
+export * from './http-failure.ts';
+export * from './base-url.ts';

@@ -1,0 +1,107 @@
+import type {
+  LlmAdapter,
+  LlmCallConfig,
+  LlmRequest,
+  ModelInfo,
+  RetryPolicy,
+  StreamChunk,
+} from '../../llm/index.ts';
+import { LlmError } from '../../llm/index.ts';
+import { defaultIdleTimeoutMs, streamServerSentEvents, validBaseUrl } from '../http/index.ts';
+import { buildChatCompletionsBody } from './openai-request.ts';
+import type { OpenAIRequestStyle } from './openai-request.ts';
+import { translateChatCompletionsStream } from './openai-stream.ts';
+
+/** Options of an OpenAI-compatible provider (DeepSeek, OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter…). */
+export interface OpenAICompatibleProviderOptions {
+  /** The provider id routes use, e.g. `deepseek`. */
+  provider: string;
+  /** The API base; `/chat/completions` is appended (e.g. `https://api.deepseek.com`, `https://api.openai.com/v1`). */
+  baseUrl: string;
+  /** Sent as a Bearer token; local servers may need none. */
+  apiKey?: string | undefined;
+  /** Facts about the models this provider serves (context window, output limit, prices). */
+  models?: Readonly<Record<string, ModelInfo>> | undefined;
+  /** Facts for a model `models` does not list (conservative defaults, typically). */
+  fallbackModel?: ((model: string) => ModelInfo | undefined) | undefined;
+  /** Longest silence allowed while waiting for headers or between stream reads; 120 s by default. */
+  idleTimeoutMs?: number | undefined;
+  /** Extra request headers (OpenRouter's `HTTP-Referer`, a proxy's auth…). */
+  headers?: Readonly<Record<string, string>> | undefined;
+  retryPolicy?: RetryPolicy | undefined;
+  /** Pass `reasoning_content` back on tool-calling exchanges (DeepSeek thinking mode); true by default. */
+  reasoningReplay?: boolean | undefined;
+  /** The output-limit field; `max_tokens` by default, `max_completion_tokens` for OpenAI. */
+  maxTokensField?: 'max_tokens' | 'max_completion_tokens' | undefined;
+  /** Ask for a final usage chunk (`stream_options.include_usage`); true by default. */
+  streamUsage?: boolean | undefined;
+  /** The fetch implementation; the global one by default. */
+  fetch?: typeof fetch | undefined;
+}
+
+/**
+ * Streams Chat Completions from any OpenAI-compatible endpoint over fetch and `eventsource-parser`:
+ * text, DeepSeek `reasoning_content` (replayed where thinking mode requires it), parallel tool calls,
+ * usage with cached tokens, and canonical failures. It never retries: retry belongs to the loop.
+ */
+export class OpenAICompatibleProvider implements LlmAdapter {
+  readonly provider: string;
+  readonly retryPolicy: RetryPolicy | undefined;
+  readonly baseUrl: string;
+  readonly #options: OpenAICompatibleProviderOptions;
+  readonly #style: OpenAIRequestStyle;
+
+  constructor(options: OpenAICompatibleProviderOptions) {
+    if (typeof options.provider !== 'string' || options.provider === '') {
+      throw new LlmError({
+        code: 'INVALID_REQUEST',
+        message: 'an OpenAI-compatible provider needs a provider id',
+      });
+    }
+    this.provider = options.provider;
+    this.baseUrl = validBaseUrl(options.baseUrl, options.provider);
+    this.retryPolicy = options.retryPolicy;
+    this.#options = options;
+    this.#style = {
+      provider: options.provider,
+      reasoningReplay: options.reasoningReplay ?? true,
+      maxTokensField: options.maxTokensField ?? 'max_tokens',
+      streamUsage: options.streamUsage ?? true,
+    };
+  }
+
+  listModels(): readonly string[] {
+    return Object.keys(this.#options.models ?? {});
+  }
+
+  describeModel(model: string): ModelInfo | undefined {
+    return this.#options.models?.[model] ?? this.#options.fallbackModel?.(model);
+  }
+
+  prepare(config: LlmCallConfig): LlmCallConfig {
+    if (
+      config.maxTokens !== undefined &&
+      (!Number.isSafeInteger(config.maxTokens) || config.maxTokens <= 0)
+    ) {
+      throw new LlmError({ code: 'INVALID_REQUEST', message: 'maxTokens must be a positive integer' });
+    }
+    return config;
+  }
+
+  stream(request: LlmRequest, signal: AbortSignal): AsyncIterable<StreamChunk> {
+    const headers: Record<string, string> = { ...this.#options.headers };
+    if (this.#options.apiKey !== undefined && this.#options.apiKey !== '') {
+      headers.authorization = `Bearer ${this.#options.apiKey}`;
+    }
+    const events = streamServerSentEvents({
+      provider: this.provider,
+      url: `${this.baseUrl}/chat/completions`,
+      headers,
+      body: buildChatCompletionsBody(request, this.#style),
+      signal,
+      idleTimeoutMs: this.#options.idleTimeoutMs ?? defaultIdleTimeoutMs,
+      fetch: this.#options.fetch,
+    });
+    return translateChatCompletionsStream(events, this.provider);
+  }
+}
