@@ -66,6 +66,23 @@ export class BudgetMeter {
           this.session.costUsd += cost;
           break;
         }
+        case 'tool/result': {
+          // Tools that spend model tokens themselves (subagents) report it as `meta.usage` / `meta.costUsd`.
+          const meta = (event.data as { meta?: unknown }).meta;
+          if (typeof meta !== 'object' || meta === null) break;
+          const reported = meta as { usage?: unknown; costUsd?: unknown };
+          if (typeof reported.usage !== 'object' || reported.usage === null) break;
+          const tokens = totalTokens(reported.usage as TokenUsage);
+          this.turn.tokens += tokens;
+          this.session.tokens += tokens;
+          if (typeof reported.costUsd === 'number' && Number.isFinite(reported.costUsd)) {
+            this.turn.costUsd += reported.costUsd;
+            this.session.costUsd += reported.costUsd;
+          } else if (tokens > 0) {
+            this.costComplete = false;
+          }
+          break;
+        }
         case 'budget/raised': {
           const data = event.data as SessionEventMap['budget/raised'];
           Object.assign(this.changes.perTurn, data.perTurn);

@@ -6,7 +6,9 @@ import {
   continueAfterBudget,
   messageText,
   raiseBudget,
+  subagentsPlugin,
 } from '../../../src/index.ts';
+import { ScriptedProvider } from '../../../src/testing/index.ts';
 import { dataOf, plotOf, pluginFixture, writeTool } from '../goals/plugin-fixture.ts';
 
 const usage = { inputTokens: 100, outputTokens: 20 };
@@ -138,6 +140,33 @@ describe('budgets', () => {
     await f.agent.dispose();
     const resumed = await f.harness.resumeAgent(id);
     expect(budgetUsage(resumed).limits.perTurn).toEqual({ steps: 1 });
+  });
+
+  it("a subagent's spend, reported in its task result, counts against the parent's budget", async () => {
+    const kids = new ScriptedProvider({ provider: 'kids', fallback: { text: 'child report', usage } });
+    const f = await pluginFixture(
+      [
+        {
+          toolCalls: [{ id: 't1', name: 'task', arguments: { prompt: 'look around' } }],
+          usage: { inputTokens: 10, outputTokens: 2 },
+        },
+        { text: 'never sent' },
+      ],
+      {
+        plugins: [
+          budgetsPlugin({ perSession: { tokens: 100 } }),
+          subagentsPlugin({ provider: 'kids', model: 'kid-model' }),
+        ],
+        extraProviders: [kids],
+      },
+    );
+    f.agent.followup('Delegate');
+    await f.agent.whenIdle();
+    expect(kids.requests).toHaveLength(1);
+    expect(dataOf(f.agent, 'budget/reached')).toEqual([
+      { turn: 1, step: 2, limit: 'session.tokens', used: 132, max: 100 },
+    ]);
+    expect(f.model.requests).toHaveLength(1);
   });
 
   it('rejects invalid limits, agents it does not govern, and continuing a running agent', async () => {
