@@ -5,6 +5,7 @@ import type { ScriptedResponse } from '../../../src/testing/index.ts';
 import {
   bigReadTool,
   compactionFixture,
+  filler,
   overflow,
   pairingIntact,
   run,
@@ -94,6 +95,69 @@ describe('pressure compaction at agent/pre-step', () => {
       estimateMessagesTokens(f.agent.session.eventsOfType('tool/result').map((e) => e.data.message)),
     ).toBeGreaterThan(3_200);
     expect(f.warnings).toEqual([]);
+    await f.harness.dispose();
+  });
+
+  it('measures with the provider-reported input: high reported usage triggers compaction the estimate would not', async () => {
+    const f = await compactionFixture({
+      contextWindow: 4_000,
+      tools: [bigReadTool(() => 100)],
+      responses: [
+        { text: filler('answer one', 200), usage: { inputTokens: 210, outputTokens: 200 } },
+        { text: filler('answer two', 200), usage: { inputTokens: 620, outputTokens: 200 } },
+        {
+          toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'a' } }],
+          usage: { inputTokens: 3_000, outputTokens: 10, cacheReadTokens: 300 },
+        },
+        { text: 'Turn one and two were about questions.' },
+        { text: 'Done.' },
+      ],
+    });
+    await run(f.agent, filler('question one', 200));
+    await run(f.agent, filler('question two', 200));
+    expect(f.agent.session.eventsOfType('compaction/start')).toHaveLength(0);
+    const from = f.agent.session.length;
+    await run(f.agent, 'question three');
+    expect(typesFrom(f.agent, from)).toEqual([
+      'agent/inbox/spliced',
+      'turn/start',
+      'agent/inbox/spliced',
+      'step/start',
+      'user/message',
+      'assistant/message',
+      'tool/call',
+      'tool/result',
+      'step/end',
+      'compaction/start',
+      'compaction/summary',
+      'user/message',
+      'compaction/end',
+      'step/start',
+      'assistant/message',
+      'step/end',
+      'turn/end',
+    ]);
+    // The heuristic alone prices the whole conversation far below the 3200-token threshold.
+    const request = f.model.requests[2]!;
+    expect(
+      estimateEnvelopeTokens(request.system, request.tools) + estimateMessagesTokens(request.messages),
+    ).toBeLessThan(1_500);
+    // The retained tail (0.16 × 4000 = 640 tokens) reaches back into answer one: only question one is summarized.
+    const after = f.model.requests.at(-1)!;
+    expect(after.messages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+    ]);
+    expect(f.agent.session.eventsOfType('compaction/summary')[0]!.data.shadowedSeqs).toEqual([
+      f.agent.session.eventsOfType('user/message')[0]!.seq,
+    ]);
+    expect(textOf(after.messages[0]!)).toContain('<compacted-summary>');
+    expect(pairingIntact(after.messages)).toBe(true);
     await f.harness.dispose();
   });
 
