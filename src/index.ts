@@ -14,3 +14,7 @@ export * from './providers/http/index.ts';
 export * from './providers/openai-compatible/index.ts';
 export * from './providers/anthropic/index.ts';
 export * from './providers/catalog/index.ts';
+export * from './plugins/goals/index.ts';
+export * from './plugins/subagents/index.ts';
+export * from './plugins/repetition-guard/index.ts';
+export * from './plugins/budgets/index.ts';
