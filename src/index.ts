@@ -18,3 +18,4 @@ export * from './plugins/goals/index.ts';
 export * from './plugins/subagents/index.ts';
 export * from './plugins/repetition-guard/index.ts';
 export * from './plugins/budgets/index.ts';
+export * from './plugins/retry/index.ts';

@@ -1,0 +1,2 @@
+export * from './retry-events.ts';
+export * from './retry-plugin.ts';
