@@ -85,14 +85,17 @@ export function budgetsPlugin(options: BudgetsPluginOptions): HarnessPlugin {
         const meter = installation.meterOf(agent.session);
         // A continuation note is steered at the tail of next-step; anything claimed after it came from
         // next-turn (a follow-up queued while paused) and goes back there, to run after the resumed work.
-        const noteIndex = findLastIndex(messages, (message) => installation.notes.has(message.id));
+        const noteIds = new Set(messages.filter((m) => installation.notes.has(m.id)).map((m) => m.id));
+        // A claimed note is spent either way: it enters now, or a rejection drops it.
+        for (const id of noteIds) installation.notes.delete(id);
+        const noteIndex = findLastIndex(messages, (message) => noteIds.has(message.id));
         const returned = step === 1 && noteIndex >= 0 ? messages.slice(noteIndex + 1) : [];
+        // By id, not identity: an outer listener may have handed inner ones rewritten copies.
+        const returnedIds = new Set(returned.map((message) => message.id));
         const reached = firstReached(meter, meter.limits(base));
         if (reached !== undefined) {
           agent.session.append('budget/reached', { turn, step, ...reached });
-          const kept = messages.filter(
-            (message) => !installation.notes.has(message.id) && !returned.includes(message),
-          );
+          const kept = messages.filter((message) => !noteIds.has(message.id) && !returnedIds.has(message.id));
           if (kept.length > 0) agent.inbox.splice('next-step', 0, 0, kept);
           if (returned.length > 0) agent.inbox.splice('next-turn', 0, 0, returned);
           return reject();
@@ -100,7 +103,7 @@ export function budgetsPlugin(options: BudgetsPluginOptions): HarnessPlugin {
         if (returned.length > 0) agent.inbox.splice('next-turn', 0, 0, returned);
         const decision = await next();
         if (returned.length === 0 || decision.kind !== 'enter') return decision;
-        return enter(decision.messages.filter((message) => !returned.includes(message)));
+        return enter(decision.messages.filter((message) => !returnedIds.has(message.id)));
       });
       installations.add(installation);
       return () => {

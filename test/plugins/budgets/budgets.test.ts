@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { UserMessage } from '../../../src/index.ts';
 import {
+  activeGoal,
   budgetUsage,
+  goalsPlugin,
+  setGoal,
   budgetsPlugin,
   continueAfterBudget,
   messageText,
@@ -187,5 +190,42 @@ describe('budgets', () => {
     expect(() => raiseBudget(bare.agent, {})).toThrow(
       expect.objectContaining({ code: 'BUDGETS_NOT_INSTALLED' }),
     );
+  });
+});
+
+describe('budgets with goals', () => {
+  it('a goal continuation blocked by a budget stays queued, and continuing completes the goal', async () => {
+    const f = await pluginFixture(
+      [
+        { text: 'Started.', usage },
+        {
+          toolCalls: [{ id: 'done', name: 'goal_complete', arguments: { evidence: 'checked' } }],
+          usage,
+        },
+      ],
+      { plugins: [goalsPlugin(), budgetsPlugin({ perTurn: { steps: 1 } })] },
+    );
+    const goal = setGoal(f.agent, 'Finish the job');
+    await f.agent.whenIdle();
+    expect(dataOf(f.agent, 'goal/continued')).toEqual([{ goalId: goal.goalId, round: 1 }]);
+    expect(dataOf(f.agent, 'budget/reached')).toEqual([
+      { turn: 1, step: 2, limit: 'turn.steps', used: 1, max: 1 },
+    ]);
+    expect(activeGoal(f.agent)?.goalId).toBe(goal.goalId);
+    expect(f.agent.inbox.list('next-step').map((message) => message.source)).toEqual([
+      { kind: 'goal', goalId: goal.goalId, round: 1 },
+    ]);
+
+    continueAfterBudget(f.agent);
+    await f.agent.whenIdle();
+    expect(dataOf(f.agent, 'goal/completed')).toMatchObject([{ goalId: goal.goalId, evidence: 'checked' }]);
+    expect(dataOf(f.agent, 'turn/end')).toEqual([
+      { turn: 1, reason: { kind: 'blocked' } },
+      { turn: 2, reason: { kind: 'completed' } },
+    ]);
+    expect(f.model.requests[1]!.messages.slice(-2).map((message) => message.source.kind)).toEqual([
+      'goal',
+      'plugin',
+    ]);
   });
 });
