@@ -1,0 +1,285 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, api } from '../api.ts';
+import { SessionConnection } from '../session-connection.ts';
+import { Transcript, priceOf } from '../transcript.ts';
+import type { LiveState, ModelRow, SessionRow, Usage } from '../types.ts';
+import { ApprovalDialog } from './approval-dialog.tsx';
+import { Composer } from './composer.tsx';
+import { QueuePanel } from './queue-panel.tsx';
+import { SettingsPanel } from './settings-panel.tsx';
+import { Sidebar } from './sidebar.tsx';
+import { StatusBar, TodoList } from './status-bar.tsx';
+import { TranscriptView } from './transcript-view.tsx';
+
+interface Banner {
+  id: number;
+  code: string;
+  message: string;
+}
+
+interface Info {
+  defaultModel: { provider: string; model: string } | null;
+  features: { compaction: boolean; settings: boolean; keys: boolean };
+}
+
+function sessionFromHash(): string | undefined {
+  const match = /^#\/s\/(.+)$/.exec(window.location.hash);
+  return match !== null ? decodeURIComponent(match[1]!) : undefined;
+}
+
+let bannerIds = 0;
+
+/** The Web UI: sessions on the left; transcript, queue, composer and the approval dialog on the right. */
+export function App() {
+  const [sessions, setSessions] = useState<SessionRow[]>([]);
+  const [models, setModels] = useState<ModelRow[]>([]);
+  const [info, setInfo] = useState<Info | undefined>(undefined);
+  const [currentId, setCurrentId] = useState<string | undefined>(sessionFromHash());
+  const [live, setLive] = useState<LiveState | undefined>(undefined);
+  const [connection, setConnection] = useState<'connecting' | 'open' | 'reconnecting'>('connecting');
+  const [, setVersion] = useState(0);
+  const [banners, setBanners] = useState<Banner[]>([]);
+  const [showSettings, setShowSettings] = useState(false);
+  const [pickedModel, setPickedModel] = useState<{ provider: string; model: string } | undefined>(undefined);
+  const transcript = useRef(new Transcript());
+  const bottom = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+
+  const report = useCallback((error: unknown) => {
+    const banner =
+      error instanceof ApiError
+        ? { id: ++bannerIds, code: error.code, message: error.message }
+        : { id: ++bannerIds, code: 'UI_ERROR', message: String(error) };
+    setBanners((current) => [...current.slice(-3), banner]);
+  }, []);
+
+  const refreshSessions = useCallback(() => {
+    api<{ sessions: SessionRow[] }>('GET', '/api/sessions').then(
+      (answer) => setSessions(answer.sessions),
+      report,
+    );
+  }, [report]);
+
+  useEffect(() => {
+    api<Info>('GET', '/api/info').then(setInfo, report);
+    api<{ models: ModelRow[] }>('GET', '/api/models').then((answer) => setModels(answer.models), report);
+    api<{ sessions: SessionRow[] }>('GET', '/api/sessions').then((answer) => {
+      setSessions(answer.sessions);
+      if (sessionFromHash() === undefined && answer.sessions[0] !== undefined) open(answer.sessions[0].id);
+    }, report);
+    const onHash = (): void => setCurrentId(sessionFromHash());
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+
+  // One event stream per open session; the transcript is rebuilt from seq 0 when the session changes.
+  useEffect(() => {
+    transcript.current = new Transcript();
+    setLive(undefined);
+    setVersion((value) => value + 1);
+    if (currentId === undefined) return;
+    const sessionId = currentId;
+    const connectionHandle = new SessionConnection(sessionId, {
+      nextSeq: () => transcript.current.nextSeq,
+      onLog: (events) => {
+        let changed = false;
+        let turnEnded = false;
+        for (const event of events) {
+          if (transcript.current.apply(event)) {
+            changed = true;
+            if (event.type === 'turn/end') turnEnded = true;
+          }
+        }
+        if (changed) setVersion((value) => value + 1);
+        if (turnEnded) refreshSessions();
+      },
+      onState: (state) => setLive(state),
+      onStatus: (status) => {
+        setLive((current) => (current !== undefined ? { ...current, status } : current));
+        refreshSessions();
+      },
+      onInbox: (inbox) => setLive((current) => (current !== undefined ? { ...current, inbox } : current)),
+      onApprovals: (approvals) =>
+        setLive((current) => (current !== undefined ? { ...current, approvals } : current)),
+      onConnection: setConnection,
+      onClosed: () => {
+        window.location.hash = '';
+        refreshSessions();
+      },
+    });
+    connectionHandle.start();
+    return () => connectionHandle.stop();
+  }, [currentId]);
+
+  useEffect(() => {
+    if (stick.current) bottom.current?.scrollIntoView({ block: 'end' });
+  });
+
+  const open = (id: string): void => {
+    window.location.hash = `#/s/${encodeURIComponent(id)}`;
+    setCurrentId(id);
+  };
+
+  const createSession = async (): Promise<string | undefined> => {
+    const route = pickedModel ?? live?.model ?? info?.defaultModel ?? undefined;
+    try {
+      const created = await api<{ id: string }>(
+        'POST',
+        '/api/sessions',
+        route !== undefined && route !== null ? route : {},
+      );
+      refreshSessions();
+      open(created.id);
+      return created.id;
+    } catch (error) {
+      report(error);
+      return undefined;
+    }
+  };
+
+  const send = async (text: string, mode: 'followup' | 'steer'): Promise<boolean> => {
+    const sessionId = currentId ?? (await createSession());
+    if (sessionId === undefined) return false;
+    try {
+      // The stream reports what the message did (queued, claimed, running): no state from this answer.
+      await api('POST', `/api/sessions/${encodeURIComponent(sessionId)}/messages`, { text, mode });
+      return true;
+    } catch (error) {
+      report(error);
+      return false;
+    }
+  };
+
+  const call = (method: string, path: string, body?: unknown): void => {
+    if (currentId === undefined) return;
+    api(method, `/api/sessions/${encodeURIComponent(currentId)}${path}`, body).catch(report);
+  };
+
+  const state = transcript.current;
+  const pricing = (provider: string, model: string) =>
+    models.find((row) => row.provider === provider && row.model === model)?.pricing;
+  const costOf = (routes: { provider: string; model: string; usage: Usage }[]): number | undefined => {
+    let total = 0;
+    for (const route of routes) {
+      const price = priceOf(route.usage, pricing(route.provider, route.model));
+      if (price === undefined) return undefined;
+      total += price;
+    }
+    return total;
+  };
+  const lastTurn = state.turns[state.turns.length - 1];
+  const allRoutes = state.turns.flatMap((turn) => turn.routes);
+  const status = live?.status ?? 'idle';
+  const approval = live?.approvals[0];
+  const currentModel = live?.model ?? pickedModel ?? info?.defaultModel ?? undefined;
+
+  return (
+    <div class="app">
+      <Sidebar
+        sessions={sessions}
+        currentId={currentId}
+        onOpen={open}
+        onNew={() => void createSession()}
+        onFork={(id) => {
+          api<{ id: string }>('POST', `/api/sessions/${encodeURIComponent(id)}/fork`, {}).then((forked) => {
+            refreshSessions();
+            open(forked.id);
+          }, report);
+        }}
+        onDelete={(id) => {
+          api('DELETE', `/api/sessions/${encodeURIComponent(id)}`).then(() => {
+            if (id === currentId) window.location.hash = '';
+            refreshSessions();
+          }, report);
+        }}
+        onSettings={() => setShowSettings(true)}
+      />
+      <main class="main">
+        <StatusBar
+          status={status}
+          connection={currentId === undefined ? 'open' : connection}
+          models={models}
+          model={currentModel ?? undefined}
+          onModel={(provider, model) => {
+            setPickedModel({ provider, model });
+            if (currentId !== undefined) call('PUT', '/model', { provider, model });
+          }}
+          turnUsage={lastTurn?.usage}
+          turnCost={lastTurn !== undefined ? costOf(lastTurn.routes) : undefined}
+          sessionUsage={state.sessionUsage()}
+          sessionCost={costOf(allRoutes)}
+          onStop={() => call('POST', '/cancel', {})}
+          canCompact={info?.features.compaction === true && currentId !== undefined}
+          onCompact={() => call('POST', '/compact', {})}
+        />
+        <div class="banners">
+          {banners.map((banner) => (
+            <div key={banner.id} class="banner banner-error" role="alert" data-testid="api-error">
+              <span class="chip chip-code">{banner.code}</span> {banner.message}
+              <button
+                type="button"
+                class="link"
+                onClick={() => setBanners((current) => current.filter((entry) => entry.id !== banner.id))}
+              >
+                Dismiss
+              </button>
+            </div>
+          ))}
+        </div>
+        <div
+          class="scroller"
+          onScroll={(event) => {
+            const element = event.currentTarget as HTMLDivElement;
+            stick.current = element.scrollHeight - element.scrollTop - element.clientHeight < 80;
+          }}
+        >
+          {currentId === undefined ? (
+            <div class="empty">
+              <h1>Rein</h1>
+              <p>
+                Type a message below to start a session
+                {models.some((row) => row.demo === true)
+                  ? ' — the offline demo model works without any key'
+                  : ''}
+                .
+              </p>
+            </div>
+          ) : (
+            <TranscriptView items={state.items} />
+          )}
+          <div ref={bottom} />
+        </div>
+        <TodoList todos={state.todos} />
+        <QueuePanel
+          nextStep={live?.inbox.nextStep ?? []}
+          nextTurn={live?.inbox.nextTurn ?? []}
+          onRemove={(id) => call('DELETE', `/inbox/${encodeURIComponent(id)}`)}
+          onSendNow={(id) => call('POST', `/inbox/${encodeURIComponent(id)}/send-now`, {})}
+        />
+        <Composer running={status === 'running'} disabled={false} onSend={send} />
+      </main>
+      {approval !== undefined && (
+        <ApprovalDialog
+          request={approval}
+          count={live?.approvals.length ?? 1}
+          onAnswer={async (decision, reason) => {
+            try {
+              await api(
+                'POST',
+                `/api/sessions/${encodeURIComponent(approval.sessionId)}/approvals/${encodeURIComponent(approval.requestId)}`,
+                {
+                  decision,
+                  ...(reason !== undefined ? { reason } : {}),
+                },
+              );
+            } catch (error) {
+              report(error);
+            }
+          }}
+          onStop={() => call('POST', '/cancel', {})}
+        />
+      )}
+      {showSettings && <SettingsPanel onClose={() => setShowSettings(false)} onError={report} />}
+    </div>
+  );
+}

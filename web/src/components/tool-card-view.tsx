@@ -1,0 +1,130 @@
+import { useState } from 'preact/hooks';
+import type { ToolCard } from '../transcript.ts';
+
+const previewLines = 24;
+const previewChars = 3000;
+
+const stateLabels: Record<ToolCard['state'], string> = {
+  requested: 'requested',
+  running: 'running',
+  'awaiting-approval': 'awaiting approval',
+  done: 'done',
+  failed: 'failed',
+};
+
+/** A tool call: name, arguments, approval, status, and its (bounded) result or diff. */
+export function ToolCardView({ card }: { card: ToolCard }) {
+  const [expanded, setExpanded] = useState(false);
+  const args = prettyArguments(card.arguments);
+  const summary = argumentSummary(card.arguments);
+  const diff = diffOf(card.result?.meta);
+  const text = card.result?.text ?? '';
+  const lines = text.split('\n');
+  const long = lines.length > previewLines || text.length > previewChars;
+  const shown = expanded || !long ? text : lines.slice(0, previewLines).join('\n').slice(0, previewChars);
+  return (
+    <div class={`tool-card state-${card.state}`} data-testid="tool-card" data-call-id={card.callId}>
+      <div class="tool-head">
+        <span class="tool-name">{card.name}</span>
+        {summary !== '' && <span class="tool-summary">{summary}</span>}
+        <span class={`chip chip-${card.state}`} data-testid="tool-state">
+          {stateLabels[card.state]}
+        </span>
+        {card.result?.code !== undefined && <span class="chip chip-code">{card.result.code}</span>}
+      </div>
+      <details class="tool-args">
+        <summary>Arguments</summary>
+        <pre>{args}</pre>
+      </details>
+      {card.approval !== undefined && (
+        <div class="tool-approval">
+          {card.approval.decision === undefined
+            ? `Waiting for your approval${card.approval.reason !== undefined ? `: ${card.approval.reason}` : ''}`
+            : `Approval: ${decisionLabel(card.approval.decision)}${card.approval.decisionReason !== undefined ? ` (${card.approval.decisionReason})` : ''}`}
+        </div>
+      )}
+      {diff !== undefined && <DiffView diff={diff} />}
+      {card.result !== undefined && (
+        <div class={`tool-result ${card.result.isError ? 'is-error' : ''}`}>
+          <pre data-testid="tool-output">{shown}</pre>
+          {long && (
+            <button type="button" class="link" onClick={() => setExpanded(!expanded)}>
+              {expanded ? 'Show less' : `Show all (${lines.length} lines)`}
+            </button>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** A unified diff, line by line, as text (never HTML). */
+export function DiffView({ diff }: { diff: string }) {
+  const lines = diff.split('\n');
+  return (
+    <pre class="diff">
+      {lines.map((line, index) => (
+        <span
+          key={index}
+          class={
+            line.startsWith('+++') || line.startsWith('---')
+              ? 'diff-file'
+              : line.startsWith('+')
+                ? 'diff-add'
+                : line.startsWith('-')
+                  ? 'diff-del'
+                  : line.startsWith('@@')
+                    ? 'diff-hunk'
+                    : ''
+          }
+        >
+          {line}
+          {'\n'}
+        </span>
+      ))}
+    </pre>
+  );
+}
+
+function decisionLabel(decision: string): string {
+  switch (decision) {
+    case 'allow-once':
+      return 'allowed once';
+    case 'allow-session':
+      return 'allowed for this session';
+    case 'deny':
+      return 'denied';
+    case 'aborted':
+      return 'cancelled (the turn was stopped)';
+    default:
+      return decision;
+  }
+}
+
+function diffOf(meta: unknown): string | undefined {
+  const diff = (meta as { diff?: unknown } | undefined)?.diff;
+  return typeof diff === 'string' && diff !== '' ? diff : undefined;
+}
+
+/** Pretty JSON when the arguments parse, the raw string otherwise. */
+export function prettyArguments(raw: string): string {
+  try {
+    return JSON.stringify(JSON.parse(raw), null, 2);
+  } catch {
+    // The model's raw string is shown as is.
+    return raw;
+  }
+}
+
+function argumentSummary(raw: string): string {
+  try {
+    const parsed = JSON.parse(raw) as Record<string, unknown>;
+    for (const key of ['path', 'file', 'command', 'pattern', 'query', 'url']) {
+      const value = parsed[key];
+      if (typeof value === 'string') return value.length > 120 ? `${value.slice(0, 117)}…` : value;
+    }
+  } catch {
+    // No summary for arguments that do not parse.
+  }
+  return '';
+}

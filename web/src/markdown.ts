@@ -1,0 +1,76 @@
+import DOMPurify from 'dompurify';
+import hljs from 'highlight.js/lib/core';
+import bash from 'highlight.js/lib/languages/bash';
+import css from 'highlight.js/lib/languages/css';
+import diff from 'highlight.js/lib/languages/diff';
+import go from 'highlight.js/lib/languages/go';
+import javascript from 'highlight.js/lib/languages/javascript';
+import json from 'highlight.js/lib/languages/json';
+import markdownLanguage from 'highlight.js/lib/languages/markdown';
+import python from 'highlight.js/lib/languages/python';
+import rust from 'highlight.js/lib/languages/rust';
+import typescript from 'highlight.js/lib/languages/typescript';
+import xml from 'highlight.js/lib/languages/xml';
+import yaml from 'highlight.js/lib/languages/yaml';
+import { Marked } from 'marked';
+
+for (const [name, language] of Object.entries({
+  bash,
+  css,
+  diff,
+  go,
+  javascript,
+  json,
+  markdown: markdownLanguage,
+  python,
+  rust,
+  typescript,
+  xml,
+  yaml,
+})) {
+  hljs.registerLanguage(name, language);
+}
+hljs.registerAliases(['sh', 'shell', 'zsh'], { languageName: 'bash' });
+hljs.registerAliases(['js', 'jsx', 'mjs'], { languageName: 'javascript' });
+hljs.registerAliases(['ts', 'tsx'], { languageName: 'typescript' });
+hljs.registerAliases(['html', 'svg'], { languageName: 'xml' });
+hljs.registerAliases(['yml'], { languageName: 'yaml' });
+hljs.registerAliases(['py'], { languageName: 'python' });
+hljs.registerAliases(['md'], { languageName: 'markdown' });
+
+const marked = new Marked({ gfm: true, breaks: false, async: false });
+
+// Every link leaves the app in a new, unlinked tab; DOMPurify has already removed unsafe URLs.
+DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName === 'A') {
+    node.setAttribute('target', '_blank');
+    node.setAttribute('rel', 'noopener noreferrer nofollow');
+  }
+});
+
+const cache = new Map<string, string>();
+
+/** Markdown to sanitized HTML (DOMPurify, no scripts, handlers, forms or javascript: URLs), memoized. */
+export function renderMarkdown(text: string): string {
+  const cached = cache.get(text);
+  if (cached !== undefined) return cached;
+  const raw = marked.parse(text) as string;
+  const safe = DOMPurify.sanitize(raw, {
+    USE_PROFILES: { html: true },
+    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'object', 'embed'],
+    FORBID_ATTR: ['style'],
+  });
+  if (cache.size > 400) cache.delete(cache.keys().next().value!);
+  cache.set(text, safe);
+  return safe;
+}
+
+/** Highlights the code blocks inside an element (highlight.js escapes what it writes). */
+export function highlightWithin(element: HTMLElement): void {
+  for (const code of element.querySelectorAll<HTMLElement>('pre code')) {
+    if (code.dataset.highlighted === 'yes') continue;
+    const language = /language-([\w-]+)/.exec(code.className)?.[1];
+    if (language !== undefined && hljs.getLanguage(language) !== undefined) hljs.highlightElement(code);
+    else code.dataset.highlighted = 'yes';
+  }
+}

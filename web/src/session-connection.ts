@@ -1,0 +1,138 @@
+import { currentToken } from './api.ts';
+import type { ApprovalRequest, LiveState, LogEvent, WireMessage } from './types.ts';
+
+/** What the connection reports to the app. */
+export interface ConnectionHandlers {
+  /** Durable events, in seq order (possibly repeated after a reconnect: the transcript drops repeats). */
+  onLog(events: LogEvent[]): void;
+  /** A full live state (on connect and on resync). */
+  onState(state: LiveState): void;
+  onStatus(status: 'idle' | 'running'): void;
+  onInbox(inbox: { nextTurn: WireMessage[]; nextStep: WireMessage[] }): void;
+  onApprovals(approvals: ApprovalRequest[]): void;
+  onConnection(state: 'connecting' | 'open' | 'reconnecting'): void;
+  /** The server ended the stream for good (the session was deleted). */
+  onClosed(reason: string): void;
+  /** The next seq the app still needs (for reconnects that must not skip anything). */
+  nextSeq(): number;
+}
+
+/**
+ * One session's event stream with automatic reconnection: the browser's own retry resumes with
+ * `Last-Event-ID`; after a hard failure a new stream starts `from` the next seq the app needs.
+ */
+export class SessionConnection {
+  readonly #sessionId: string;
+  readonly #handlers: ConnectionHandlers;
+  #source: EventSource | undefined;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #attempt = 0;
+  #stopped = false;
+  #pending: LogEvent[] = [];
+  #flushTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(sessionId: string, handlers: ConnectionHandlers) {
+    this.#sessionId = sessionId;
+    this.#handlers = handlers;
+  }
+
+  /** Opens the stream. */
+  start(): void {
+    this.#open();
+  }
+
+  /** Closes the stream for good. */
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#retryTimer);
+    clearTimeout(this.#flushTimer);
+    this.#source?.close();
+    this.#source = undefined;
+  }
+
+  #open(): void {
+    if (this.#stopped) return;
+    this.#handlers.onConnection(this.#attempt === 0 ? 'connecting' : 'reconnecting');
+    const from = this.#handlers.nextSeq();
+    const url = `/api/sessions/${encodeURIComponent(this.#sessionId)}/stream?from=${from}&token=${encodeURIComponent(currentToken())}`;
+    const source = new EventSource(url);
+    this.#source = source;
+    source.addEventListener('open', () => {
+      this.#attempt = 0;
+      this.#handlers.onConnection('open');
+    });
+    source.addEventListener('error', () => {
+      if (this.#stopped) return;
+      if (source.readyState === EventSource.CLOSED) {
+        this.#reopen();
+      } else {
+        this.#handlers.onConnection('reconnecting');
+      }
+    });
+    source.addEventListener('log', (message) => {
+      const event = JSON.parse((message as MessageEvent<string>).data) as LogEvent;
+      const expected = this.#expected();
+      if (event.seq > expected) {
+        // A gap would mean a lost event: start over from what is still needed.
+        this.#reopen();
+        return;
+      }
+      this.#pending.push(event);
+      this.#flushSoon();
+    });
+    const live = <T>(name: string, handle: (data: T) => void): void => {
+      source.addEventListener(name, (message) => {
+        this.#flush();
+        handle(JSON.parse((message as MessageEvent<string>).data) as T);
+      });
+    };
+    live<LiveState>('hello', (state) => this.#handlers.onState(state));
+    live<LiveState>('resync', (state) => this.#handlers.onState(state));
+    live<LiveState>('state', (state) => this.#handlers.onState(state));
+    live<{ status: 'idle' | 'running' }>('status', (data) => this.#handlers.onStatus(data.status));
+    live<{ nextTurn: WireMessage[]; nextStep: WireMessage[] }>('inbox', (data) =>
+      this.#handlers.onInbox(data),
+    );
+    live<{ approvals: ApprovalRequest[] }>('approvals', (data) => this.#handlers.onApprovals(data.approvals));
+    live<{ reason: string }>('closed', (data) => {
+      if (data.reason === 'deleted') {
+        this.stop();
+        this.#handlers.onClosed(data.reason);
+      } else {
+        this.#reopen();
+      }
+    });
+  }
+
+  #expected(): number {
+    const last = this.#pending[this.#pending.length - 1];
+    return last !== undefined ? Math.max(last.seq + 1, this.#handlers.nextSeq()) : this.#handlers.nextSeq();
+  }
+
+  #reopen(): void {
+    this.#flush();
+    this.#source?.close();
+    this.#source = undefined;
+    if (this.#stopped) return;
+    this.#handlers.onConnection('reconnecting');
+    const delay = Math.min(10_000, 250 * 2 ** this.#attempt);
+    this.#attempt++;
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = setTimeout(() => this.#open(), delay);
+  }
+
+  #flushSoon(): void {
+    // Streaming text arrives chunk by chunk: render at most every 30 ms.
+    if (this.#flushTimer !== undefined) return;
+    this.#flushTimer = setTimeout(() => this.#flush(), 30);
+  }
+
+  #flush(): void {
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    if (this.#pending.length === 0) return;
+    const events = this.#pending;
+    this.#pending = [];
+    this.#handlers.onLog(events);
+  }
+}
