@@ -7,26 +7,83 @@ export interface ModelRoute {
   model: string;
 }
 
+/** A logged request envelope and its canonical JSON, for equality checks. */
+export interface LoggedHeader {
+  readonly seq: number;
+  readonly header: EpochHeader;
+  readonly json: string;
+}
+
+interface LogIndex {
+  scanned: number;
+  headers: LoggedHeader[];
+  contextWindows: Map<string, number | undefined>;
+  lock: string | undefined;
+}
+
+// The log is append-only, so what these lookups need is indexed once per event, as the log grows.
+const indexes = new WeakMap<Session, LogIndex>();
+
+function indexOf(session: Session): LogIndex {
+  let index = indexes.get(session);
+  if (index === undefined) {
+    index = { scanned: 0, headers: [], contextWindows: new Map(), lock: undefined };
+    indexes.set(session, index);
+  }
+  const events = session.events;
+  for (; index.scanned < events.length; index.scanned++) {
+    const event = events[index.scanned]!;
+    switch (event.type) {
+      case 'request/header': {
+        const header = (event.data as { header: EpochHeader }).header;
+        index.headers.push({ seq: event.seq, header, json: JSON.stringify(header) });
+        break;
+      }
+      case 'request/context': {
+        const data = event.data as { provider: string; model: string; contextWindow?: number };
+        index.contextWindows.set(routeKey(data), data.contextWindow);
+        break;
+      }
+      case 'compaction/start':
+        index.lock = (event.data as { compactionId: string }).compactionId;
+        break;
+      // A compaction left open by a crash is not a lock for the live session that follows its seed.
+      case 'compaction/end':
+      case 'session/end-seed':
+        index.lock = undefined;
+        break;
+      default:
+        break;
+    }
+  }
+  return index;
+}
+
+function routeKey(route: ModelRoute): string {
+  return `${route.provider}\u0000${route.model}`;
+}
+
 /** The latest logged request envelope, if any. */
 export function latestRequestHeader(session: Session): EpochHeader | undefined {
-  const events = session.events;
-  for (let seq = events.length - 1; seq >= 0; seq--) {
-    const event = events[seq]!;
-    if (event.type === 'request/header') return (event.data as { header: EpochHeader }).header;
+  return indexOf(session).headers.at(-1)?.header;
+}
+
+/** The latest request envelope logged before `seq`, if any. */
+export function requestHeaderBefore(session: Session, seq: number): LoggedHeader | undefined {
+  const headers = indexOf(session).headers;
+  let low = 0;
+  let high = headers.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (headers[middle]!.seq < seq) low = middle + 1;
+    else high = middle;
   }
-  return undefined;
+  return low > 0 ? headers[low - 1] : undefined;
 }
 
 /** The capacity the latest `request/context` of this route recorded, if it recorded one. */
 export function loggedContextWindow(session: Session, route: ModelRoute): number | undefined {
-  const events = session.events;
-  for (let seq = events.length - 1; seq >= 0; seq--) {
-    const event = events[seq]!;
-    if (event.type !== 'request/context') continue;
-    const data = event.data as { provider: string; model: string; contextWindow?: number };
-    if (data.provider === route.provider && data.model === route.model) return data.contextWindow;
-  }
-  return undefined;
+  return indexOf(session).contextWindows.get(routeKey(route));
 }
 
 /** The route of the conversation: the latest logged header's, else the given fallback (the agent's options). */
@@ -52,14 +109,8 @@ export function conversationRoute(
 /**
  * The id of a `compaction/start` that has no `compaction/end` and is not older than the latest
  * `session/end-seed` — the log-recorded compaction lock — or undefined when the lock is free.
+ * Compactions never overlap (this lock), so the latest compaction record decides.
  */
 export function openCompactionId(session: Session): string | undefined {
-  const events = session.events;
-  // Compactions never overlap (this lock), so the latest compaction record decides.
-  for (let seq = events.length - 1; seq >= 0; seq--) {
-    const event = events[seq]!;
-    if (event.type === 'session/end-seed' || event.type === 'compaction/end') return undefined;
-    if (event.type === 'compaction/start') return (event.data as { compactionId: string }).compactionId;
-  }
-  return undefined;
+  return indexOf(session).lock;
 }

@@ -19,10 +19,44 @@ export interface SurfaceNode {
 // Events are frozen and never change, so a node's facts can be cached by the event object.
 const nodeCache = new WeakMap<AnySessionEvent, SurfaceNode>();
 
-/** The surface of a session as priced nodes, in surface order. */
-export function readSurface(session: Session): SurfaceNode[] {
+interface SurfaceIndex {
+  generation: number;
+  nodes: SurfaceNode[];
+  tokens: number;
+}
+
+// Appends only extend the surface; a replacement bumps the generation. So (generation, length) names a
+// state, and the priced node list is extended per new node and rebuilt only after a replacement.
+const surfaceIndexes = new WeakMap<Session, SurfaceIndex>();
+
+/** The surface of a session as priced nodes, in surface order (a shared array: do not mutate). */
+export function readSurface(session: Session): readonly SurfaceNode[] {
+  return indexOf(session).nodes;
+}
+
+/** The heuristic price of the whole surface. */
+export function surfaceTokens(session: Session): number {
+  return indexOf(session).tokens;
+}
+
+function indexOf(session: Session): SurfaceIndex {
+  const seqs = session.surfaceNodes;
   const events = session.events;
-  return session.surfaceNodes.map((seq) => surfaceNodeOf(events[seq]!));
+  let index = surfaceIndexes.get(session);
+  if (
+    index === undefined ||
+    index.generation !== session.replaceGeneration ||
+    index.nodes.length > seqs.length
+  ) {
+    index = { generation: session.replaceGeneration, nodes: [], tokens: 0 };
+    surfaceIndexes.set(session, index);
+  }
+  for (let position = index.nodes.length; position < seqs.length; position++) {
+    const node = surfaceNodeOf(events[seqs[position]!]!);
+    index.nodes.push(node);
+    index.tokens += node.tokens;
+  }
+  return index;
 }
 
 /** The priced node of one surface event. */

@@ -1,7 +1,7 @@
 import type { Message, TokenUsage } from '../../llm/index.ts';
-import type { EpochHeader, Session } from '../../session/index.ts';
-import { readSurface } from './surface-nodes.ts';
-import type { SurfaceNode } from './surface-nodes.ts';
+import type { Session } from '../../session/index.ts';
+import { requestHeaderBefore } from './session-lookups.ts';
+import { readSurface, surfaceTokens } from './surface-nodes.ts';
 import { estimateEnvelopeTokens, estimateMessagesTokens } from './token-estimate.ts';
 
 /** A measurement of what the next request will cost, and how it was obtained. */
@@ -20,31 +20,26 @@ export interface TokenMeasurement {
  */
 export function measureSession(session: Session, extra: readonly Message[] = []): TokenMeasurement {
   const nodes = readSurface(session);
-  const header = latestHeaderOf(session.events, session.events.length);
+  const surface = surfaceTokens(session);
+  const header = requestHeaderBefore(session, session.events.length);
   const envelope = estimateEnvelopeTokens(header?.header.system, header?.header.tools);
   const pending = estimateMessagesTokens(extra);
-  const estimate = envelope + sumTokens(nodes) + pending;
+  const estimate = envelope + surface + pending;
   const anchor = findAnchor(session);
   if (anchor === undefined) return { tokens: estimate, method: 'estimate' };
-  const headerAtAnchor = latestHeaderOf(session.events, anchor.seq);
+  const headerAtAnchor = requestHeaderBefore(session, anchor.seq);
   if (headerAtAnchor === undefined || header === undefined || headerAtAnchor.json !== header.json) {
     return { tokens: estimate, method: 'estimate' };
   }
-  let prefix = envelope;
+  // No replacement happened since the anchor, so the nodes from it on are the surface's appended tail.
   let since = 0;
-  for (const node of nodes) {
-    if (node.seq < anchor.seq) prefix += node.tokens;
-    else since += node.tokens;
+  for (let position = nodes.length - 1; position >= 0 && nodes[position]!.seq >= anchor.seq; position--) {
+    since += nodes[position]!.tokens;
   }
+  const prefix = envelope + surface - since;
   const reported = reportedInput(anchor.usage);
   if (reported < prefix) return { tokens: estimate, method: 'estimate' };
   return { tokens: reported + since + pending, method: 'usage' };
-}
-
-function sumTokens(nodes: readonly SurfaceNode[]): number {
-  let total = 0;
-  for (const node of nodes) total += node.tokens;
-  return total;
 }
 
 function reportedInput(usage: TokenUsage): number {
@@ -64,20 +59,6 @@ function findAnchor(session: Session): { seq: number; usage: TokenUsage } | unde
     const data = event.data as { usage?: TokenUsage; interrupted?: true };
     if (data.interrupted === true || data.usage === undefined) continue;
     return { seq, usage: data.usage };
-  }
-  return undefined;
-}
-
-function latestHeaderOf(
-  events: Session['events'],
-  before: number,
-): { header: EpochHeader; json: string } | undefined {
-  for (let seq = before - 1; seq >= 0; seq--) {
-    const event = events[seq]!;
-    if (event.type === 'request/header') {
-      const header = (event.data as { header: EpochHeader }).header;
-      return { header, json: JSON.stringify(header) };
-    }
   }
   return undefined;
 }
