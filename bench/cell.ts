@@ -1,0 +1,61 @@
+// One benchmark cell in a fresh process: `node --expose-gc --import tsx bench/cell.ts SUBJECT WORKLOAD PARAM`.
+// Prints one line `CELL {json}` on stdout.
+import type { BenchSubject, ParallelMode } from './subject.ts';
+import type { CellResult } from './workloads.ts';
+import { measureColdResume } from './resume.ts';
+import {
+  measureLongSession,
+  measureParallel,
+  measureSteps,
+  measureStream,
+  probeResultOrder,
+} from './workloads.ts';
+
+/** The subjects a cell can load: adapter file and, for Rein variants, the factory options. */
+export const subjectFiles: Readonly<Record<string, string>> = {
+  rein: 'rein',
+  'rein-scripted': 'rein',
+  'rein-disk': 'rein',
+  pi: 'pi',
+  'ai-sdk': 'ai-sdk',
+  'openai-agents': 'openai-agents',
+  floor: 'floor',
+};
+
+/** The workloads a cell can run. */
+export type WorkloadName = 'steps' | 'stream' | 'parallel' | 'order' | 'session' | 'resume';
+
+async function loadSubject(name: string): Promise<BenchSubject> {
+  const file = subjectFiles[name];
+  if (file === undefined) throw new Error(`unknown subject '${name}'`);
+  // A computed specifier keeps the peers (installed only under bench/) out of the main typecheck.
+  const module = (await import(new URL(`./adapters/${file}.ts`, import.meta.url).href)) as {
+    subject: BenchSubject;
+    createReinSubject?: (options: { name: string; scripted?: boolean; disk?: boolean }) => BenchSubject;
+  };
+  if (name === 'rein-scripted') return module.createReinSubject!({ name, scripted: true });
+  if (name === 'rein-disk') return module.createReinSubject!({ name, disk: true });
+  return module.subject;
+}
+
+async function runCell(subject: BenchSubject, workload: WorkloadName, param: string): Promise<CellResult> {
+  switch (workload) {
+    case 'steps':
+      return measureSteps(subject, Number(param));
+    case 'stream':
+      return measureStream(subject, Number(param));
+    case 'parallel':
+      return measureParallel(subject, param as ParallelMode);
+    case 'order':
+      return probeResultOrder(subject);
+    case 'session':
+      return measureLongSession(subject, Number(param));
+    case 'resume':
+      return measureColdResume(Number(param));
+  }
+}
+
+const [subjectName = '', workload = '', param = ''] = process.argv.slice(2);
+const subject = await loadSubject(subjectName);
+const result = await runCell(subject, workload as WorkloadName, param);
+process.stdout.write(`CELL ${JSON.stringify(result)}\n`);

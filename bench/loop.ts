@@ -1,0 +1,34 @@
+// `npm run bench:loop`: Rein's per-step loop overhead with its own ScriptedProvider at 1, 10, 100 and
+// 1000 steps (one fresh process per cell), in µs per step, and the growth ratio of the last tenth's step
+// cost over the first tenth's, which must stay ≤ 1.2 because history derivation is incremental.
+import { runCell } from './run-cell.ts';
+import { formatNumber, markdownTable, median, minimum } from './stats.ts';
+
+const reps = Number(process.argv.find((arg) => arg.startsWith('--reps='))?.slice(7) ?? 5);
+const sizes = ['1', '10', '100', '1000'];
+const rows: string[][] = [];
+let worstGrowth = 0;
+for (const steps of sizes) {
+  const perStep: number[] = [];
+  const growth: number[] = [];
+  for (let rep = 0; rep < reps; rep++) {
+    const outcome = await runCell('rein-scripted', 'steps', steps);
+    if (!outcome.ok) throw new Error(`steps ${steps}: ${outcome.error}`);
+    perStep.push(outcome.cell.usPerStep as number);
+    if (typeof outcome.cell.growth === 'number') growth.push(outcome.cell.growth);
+  }
+  const growthMedian = median(growth);
+  if (Number.isFinite(growthMedian)) worstGrowth = Math.max(worstGrowth, growthMedian);
+  rows.push([
+    steps,
+    formatNumber(median(perStep)),
+    formatNumber(minimum(perStep)),
+    growth.length > 0 ? `${formatNumber(growthMedian)}×` : '—',
+  ]);
+}
+process.stdout.write(
+  `Rein loop overhead, ScriptedProvider, ${reps} fresh processes per size (Node ${process.version})\n\n` +
+    `${markdownTable(['steps', 'µs/step median', 'µs/step best', 'last/first tenth'], rows)}\n\n` +
+    `growth ${worstGrowth <= 1.2 ? 'within' : 'ABOVE'} the 1.2× bound (worst median ${formatNumber(worstGrowth)}×)\n`,
+);
+if (worstGrowth > 1.2) process.exitCode = 1;
