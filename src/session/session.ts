@@ -210,7 +210,8 @@ export class Session {
     let sources: readonly number[] | undefined;
     let surfaceOp: SurfaceOp | undefined;
     try {
-      frozenData = snapshotJson(data, `${type}.data`);
+      // Event data is not remembered for sharing: events are never embedded in later snapshots.
+      frozenData = snapshotJson(data, `${type}.data`, false);
       if (options.sourceEventSeqs !== undefined) sources = snapshotJson([...options.sourceEventSeqs]);
       if (options.surfaceOp !== undefined) surfaceOp = snapshotJson(options.surfaceOp);
     } catch (error) {
