@@ -6,20 +6,19 @@ import { Harness } from './harness.ts';
 import type { LlmAdapter } from './llm/index.ts';
 import { HarnessError } from './llm/index.ts';
 import { DemoProvider, demoModelId, demoProviderId } from './providers/demo/index.ts';
+import type { BudgetsPluginOptions } from './plugins/budgets/index.ts';
+import { budgetsPlugin, pricingLookup } from './plugins/budgets/index.ts';
 import { compactionPlugin } from './plugins/compaction/index.ts';
 import { goalsPlugin } from './plugins/goals/index.ts';
-import { pricingLookup } from './plugins/budgets/index.ts';
+import type { PermissionMode, PermissionRule } from './plugins/permissions/index.ts';
+import { permissionModes, permissionsPlugin } from './plugins/permissions/index.ts';
+import { repetitionGuardPlugin } from './plugins/repetition-guard/index.ts';
 import { subagentsPlugin } from './plugins/subagents/index.ts';
+import { agentsMdPlugin } from './prompt/index.ts';
 import type { PricingLookup, SessionStore } from './session/index.ts';
 import { DiskSessionStore } from './session/stores/index.ts';
 import type { Tool } from './tools/index.ts';
 import { builtinTools } from './tools/builtin/index.ts';
-
-/** How much the agent may do without asking: the permissions plugin's modes. */
-export type ApprovalMode = 'ask' | 'auto-edit' | 'yolo' | 'read-only';
-
-/** The approval modes, in the order help texts list them. */
-export const approvalModes: readonly ApprovalMode[] = ['ask', 'auto-edit', 'yolo', 'read-only'];
 
 /** Options of `createReinHarness`. */
 export interface ReinHarnessOptions {
@@ -30,11 +29,15 @@ export interface ReinHarnessOptions {
   /** The default route as `provider/model`; the configured default, or the offline demo without a key. */
   model?: string;
   /** The approval mode; `ask` when omitted. */
-  approve?: ApprovalMode;
+  approve?: PermissionMode;
   /** The environment keys and base URLs are read from; `process.env` when omitted. */
   env?: Readonly<Record<string, string | undefined>>;
   /** Where sessions live; the disk store under `<home>/sessions` when omitted. */
   store?: SessionStore;
+  /** Allow/deny rules of the approval policy (deny wins). */
+  rules?: readonly PermissionRule[];
+  /** Per-turn and per-session limits on tokens, cost and steps; none by default. */
+  budgets?: BudgetsPluginOptions;
   /** Extra model adapters, registered after the configured ones. */
   providers?: readonly LlmAdapter[];
   /** Extra tools, registered after the built-in ones. */
@@ -89,7 +92,7 @@ export class ReinHarness extends Harness {
   /** The workspace new agents work in. */
   readonly cwd: string;
   /** The approval mode the permissions policy enforces. */
-  readonly approvalMode: ApprovalMode;
+  readonly approvalMode: PermissionMode;
   /** True when the default route is the offline demo model. */
   readonly usingDemo: boolean;
   /** What the user should be told about this composition (one sentence each). */
@@ -99,7 +102,7 @@ export class ReinHarness extends Harness {
     options: ConstructorParameters<typeof Harness>[0] & {
       home: string;
       cwd: string;
-      approvalMode: ApprovalMode;
+      approvalMode: PermissionMode;
       usingDemo: boolean;
       notices: readonly string[];
     },
@@ -152,10 +155,10 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
   const cwd = resolve(options.cwd);
   assertDirectory(cwd);
   const approvalMode = options.approve ?? 'ask';
-  if (!approvalModes.includes(approvalMode)) {
+  if (!permissionModes.includes(approvalMode)) {
     throw new HarnessError(
       'INVALID_OPTIONS',
-      `approval mode '${String(approvalMode)}' is not one of ${approvalModes.join(', ')}`,
+      `approval mode '${String(approvalMode)}' is not one of ${permissionModes.join(', ')}`,
     );
   }
   const notices: string[] = [];

@@ -80,7 +80,12 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
 /** Prints an error as one line (plus the usage for command-line mistakes) and returns its exit code. */
 export function reportError(error: unknown, io: CliIo, spec?: CommandSpec): number {
   if (error instanceof CliError) {
-    io.stderr.write(`rein: ${error.message}\n`);
+    // Command-line mistakes read as advice; every other failure names its code.
+    io.stderr.write(
+      error.usageOf !== undefined
+        ? `rein: ${error.message}\n`
+        : `rein: error ${error.code}: ${oneLine(error.message)}\n`,
+    );
     if (error.usageOf !== undefined)
       io.stderr.write(shortUsage(error.usageOf === '' ? undefined : (commandSpec(error.usageOf) ?? spec)));
     return error.exitCode;

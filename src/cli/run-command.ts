@@ -1,7 +1,7 @@
 import { access, constants, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Agent, AnySessionEvent, ApprovalMode, ReinHarness, TurnEndReason } from '../index.ts';
-import { approvalModes, createReinHarness, parseModelRoute, reject } from '../index.ts';
+import type { Agent, AnySessionEvent, PermissionMode, ReinHarness, TurnEndReason } from '../index.ts';
+import { permissionModes, createReinHarness, parseModelRoute, reject } from '../index.ts';
 import { CliError, exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import { readAll } from './cli-io.ts';
@@ -247,13 +247,13 @@ export async function latestSessionIn(harness: ReinHarness, cwd: string): Promis
 export function approvalModeOption(
   command: string,
   value: string | boolean | undefined,
-): ApprovalMode | undefined {
+): PermissionMode | undefined {
   if (value === undefined) return undefined;
-  const mode = approvalModes.find((candidate) => candidate === value);
+  const mode = permissionModes.find((candidate) => candidate === value);
   if (mode === undefined) {
     throw usageError(
       command,
-      `'--approve' must be one of ${approvalModes.join(', ')}, not '${String(value)}'`,
+      `'--approve' must be one of ${permissionModes.join(', ')}, not '${String(value)}'`,
     );
   }
   return mode;

@@ -1,5 +1,5 @@
 import { compactSession, createReinHarness } from '../index.ts';
-import { startReinServer } from '../server/index.ts';
+import { buildWeb, startReinServer } from '../server/index.ts';
 import { exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import type { ParsedCommand } from './command-line.ts';
@@ -22,6 +22,13 @@ export async function webCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
   });
   try {
     for (const notice of harness.notices) io.stderr.write(`${notice}\n`);
+    try {
+      const build = await buildWeb();
+      if (build.built) io.stderr.write(`Built the Web UI into ${build.outDir}.\n`);
+    } catch (error) {
+      // The API still serves; the browser page explains that the UI is missing.
+      io.stderr.write(`rein: warning: the Web UI could not be built: ${(error as Error).message}\n`);
+    }
     const server = await startReinServer({
       harness,
       cwd,
