@@ -19,6 +19,8 @@ export interface ChildOutcome {
 /** The `meta` a task result carries, so UIs can open the child and account for its cost. */
 export interface TaskResultMeta {
   childSessionId: string;
+  /** The call's short label, for the tool card. */
+  description?: string;
   usage: UsageTotals;
   costUsd?: number;
 }

@@ -127,7 +127,7 @@ async function runTask(
     if (!context.signal.aborted) child.followup(args.prompt);
     await child.whenIdle();
     context.signal.removeEventListener('abort', stop);
-    return toResult(child, readChildOutcome(child.session, pricing), context.signal);
+    return toResult(child, readChildOutcome(child.session, pricing), args.description, context.signal);
   } finally {
     context.signal.removeEventListener('abort', stop);
     await child.dispose();
@@ -137,9 +137,11 @@ async function runTask(
 function toResult(
   child: Agent,
   outcome: ReturnType<typeof readChildOutcome>,
+  description: string | undefined,
   signal: AbortSignal,
 ): ToolOutput {
   const meta: TaskResultMeta = { childSessionId: child.id, usage: outcome.usage };
+  if (description !== undefined && description !== '') meta.description = description;
   if (outcome.costUsd !== undefined) meta.costUsd = outcome.costUsd;
   const reason = outcome.reason;
   if (signal.aborted) throwIfAborted(signal);

@@ -214,14 +214,18 @@ describe('subagents', () => {
   });
 
   it('a child at the depth limit is not offered the task tool; a call may only narrow to tools the parent has', async () => {
-    const kids = new ScriptedProvider({ provider: 'kids', fallback: { text: 'child answer' } });
+    const kids = new ScriptedProvider({
+      provider: 'kids',
+      fallback: { text: 'child answer', usage: { inputTokens: 1000, outputTokens: 500 } },
+      models: { 'kid-model': { pricing: { input: 2, output: 10 } } },
+    });
     const block = blockTool([]);
     const f = await pluginFixture(
       [
         {
           toolCalls: [
             { id: 'bad', name: 'task', arguments: { prompt: 'x', tools: ['rm_rf'] } },
-            taskCall('A'),
+            { ...taskCall('A'), arguments: { prompt: 'A', description: 'Survey A' } },
           ],
         },
         { text: 'ok' },
@@ -236,7 +240,15 @@ describe('subagents', () => {
     await f.agent.whenIdle();
     expect(dataOf(f.agent, 'tool/result')).toMatchObject([
       { error: { code: 'SUBAGENT_TOOLS_UNAVAILABLE' } },
-      { meta: { childSessionId: expect.any(String) } },
+      {
+        meta: {
+          childSessionId: expect.any(String),
+          description: 'Survey A',
+          usage: { inputTokens: 1000, outputTokens: 500 },
+          costUsd: expect.closeTo(0.007, 12),
+        },
+        message: { content: [{ content: [{ text: 'child answer' }] }] },
+      },
     ]);
     expect(kids.requests.map((request) => request.tools?.map((tool) => tool.name))).toEqual([['block']]);
   });
