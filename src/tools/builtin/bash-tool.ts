@@ -83,11 +83,12 @@ export function createBashTool(settings: BuiltinSettings): Tool<BashArgs> {
         limit: settings.outputLimit,
       });
       const started = Date.now();
-      const child = spawn(shell, ['-c', args.command], {
+      // One pipe for both streams keeps stdout and stderr in the order the command wrote them.
+      const child = spawn(shell, ['-c', `exec 2>&1\n${args.command}`], {
         cwd: directory.real,
         env: commandEnvironment(process.env, settings.allowEnv),
         detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: ['ignore', 'pipe', 'ignore'],
       });
       const groupId = child.pid;
       let ending: 'timeout' | 'abort' | undefined;
@@ -101,7 +102,6 @@ export function createBashTool(settings: BuiltinSettings): Tool<BashArgs> {
       const onAbort = (): void => end('abort');
       context.signal.addEventListener('abort', onAbort, { once: true });
       child.stdout.on('data', (chunk: Buffer) => collector.push(chunk));
-      child.stderr.on('data', (chunk: Buffer) => collector.push(chunk));
       // Background jobs would hold the pipes open; once the shell exits, the rest of its group goes too.
       child.on('exit', () => {
         if (groupId !== undefined) signalGroup(groupId, 'SIGKILL');

@@ -161,9 +161,9 @@ export class OutputCollector {
         ? `the full output is saved in ${this.#spillPath}`
         : `the full output could not be saved (${this.#spillError ?? 'unknown error'})`;
     const headText = head.toString('utf8');
+    // The notice always starts on a line of its own, after a newline that belongs to neither head nor tail.
     const notice =
-      `${headText.endsWith('\n') || headText === '' ? '' : '\n'}` +
-      `[... ${omittedBytes} bytes omitted (${omittedLines} lines) of ${this.#totalBytes} bytes ` +
+      `\n[... ${omittedBytes} bytes omitted (${omittedLines} lines) of ${this.#totalBytes} bytes ` +
       `(${totalLines} lines); ${where} ...]\n`;
     const result: {
       text: string;

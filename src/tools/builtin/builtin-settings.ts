@@ -1,3 +1,4 @@
+import { boundText } from './bounded-output.ts';
 import type { OutputLimit } from './bounded-output.ts';
 import type { Workspace } from './workspace.ts';
 
@@ -20,4 +21,19 @@ export function pathArgument(args: unknown, key = 'path', fallback?: string): st
     typeof args === 'object' && args !== null ? (args as Record<string, unknown>)[key] : undefined;
   if (typeof value === 'string') return [value];
   return fallback !== undefined ? [fallback] : [];
+}
+
+/** Bounds a finished result text to the output cap (spilling the whole text when cut). */
+export function boundForModel(
+  settings: BuiltinSettings,
+  text: string,
+): { text: string; meta: { outputFile?: string } } {
+  const bounded = boundText(text, {
+    directory: settings.workspace.outputDirectory,
+    limit: settings.outputLimit,
+  });
+  return {
+    text: bounded.text,
+    meta: bounded.spillPath !== undefined ? { outputFile: bounded.spillPath } : {},
+  };
 }

@@ -63,7 +63,7 @@ export function builtinTools(options: BuiltinToolsOptions): Tool[] {
     createGlobTool(settings),
     createGrepTool(settings),
     createBashTool(settings),
-    createTodoWriteTool(),
+    createTodoWriteTool(settings),
   ] as Tool<never>[];
   return tools as Tool[];
 }

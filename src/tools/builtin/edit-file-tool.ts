@@ -3,7 +3,7 @@ import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
-import { pathArgument } from './builtin-settings.ts';
+import { boundForModel, pathArgument } from './builtin-settings.ts';
 import { readTextFile, writeTextFile } from './file-access.ts';
 
 /** Arguments of `edit_file`. */
@@ -83,9 +83,13 @@ export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs
         hunks.length <= maxDiffInResult
           ? hunks
           : `${hunks.slice(0, maxDiffInResult)}\n... (diff cut; ${hunks.length} characters in all)`;
+      const bounded = boundForModel(
+        settings,
+        `Edited ${checked.display}: ${count} replacement${count === 1 ? '' : 's'}.\n${shown}`,
+      );
       return {
-        content: `Edited ${checked.display}: ${count} replacement${count === 1 ? '' : 's'}.\n${shown}`,
-        meta: { path: checked.display, replacements: count, diff },
+        content: bounded.text,
+        meta: { path: checked.display, replacements: count, diff, ...bounded.meta },
       };
     },
   });

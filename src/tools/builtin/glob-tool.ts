@@ -4,7 +4,7 @@ import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
-import { pathArgument } from './builtin-settings.ts';
+import { boundForModel, pathArgument } from './builtin-settings.ts';
 import { walkFiles } from './workspace-walker.ts';
 
 /** Arguments of `glob`. */
@@ -66,10 +66,13 @@ export function createGlobTool(settings: BuiltinSettings): Tool<GlobArgs> {
       }
       const cut =
         total > found.length ? `\n(${total - found.length} more matches not shown; narrow the pattern)` : '';
+      const bounded = boundForModel(
+        settings,
+        total === 0 ? `No files match ${args.pattern} in ${checked.display}.` : found.join('\n') + cut,
+      );
       return {
-        content:
-          total === 0 ? `No files match ${args.pattern} in ${checked.display}.` : found.join('\n') + cut,
-        meta: { path: checked.display, matches: total },
+        content: bounded.text,
+        meta: { path: checked.display, matches: total, ...bounded.meta },
       };
     },
   });

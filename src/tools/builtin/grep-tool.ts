@@ -5,7 +5,7 @@ import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
-import { pathArgument } from './builtin-settings.ts';
+import { boundForModel, pathArgument } from './builtin-settings.ts';
 import { looksBinary } from './file-access.ts';
 import type { WalkedFile } from './workspace-walker.ts';
 import { walkFiles } from './workspace-walker.ts';
@@ -102,9 +102,8 @@ export function createGrepTool(settings: BuiltinSettings): Tool<GrepArgs> {
       for (let start = 0; start < files.length && !stopped; start += readBatch) {
         if (context.signal.aborted) throw new ToolError('ABORTED', 'grep was aborted');
         const batch = files.slice(start, start + readBatch);
-        const contents = await Promise.all(
-          batch.map((file) => readSearchable(file.real, settings.maxFileBytes)),
-        );
+        await new Promise((resolve) => setImmediate(resolve));
+        const contents = batch.map((file) => readSearchable(file.real, settings.maxFileBytes));
         for (let index = 0; index < batch.length && !stopped; index++) {
           const text = contents[index];
           if (text === undefined) {
@@ -138,9 +137,11 @@ export function createGrepTool(settings: BuiltinSettings): Tool<GrepArgs> {
         lines.length === 0
           ? `No matches for /${args.pattern}/ in ${checked.display} (${files.length} files searched).`
           : lines.join('\n');
+      const bounded = boundForModel(settings, [body, ...notes].join('\n'));
       return {
-        content: [body, ...notes].join('\n'),
+        content: bounded.text,
         meta: {
+          ...bounded.meta,
           path: checked.display,
           ...(stopped ? {} : { matches }),
           shown: lines.length,

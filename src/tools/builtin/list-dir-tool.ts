@@ -3,7 +3,7 @@ import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
-import { pathArgument } from './builtin-settings.ts';
+import { boundForModel, pathArgument } from './builtin-settings.ts';
 import { fileSystemFailure } from './file-access.ts';
 
 /** Arguments of `list_dir`. */
@@ -56,9 +56,13 @@ export function createListDirTool(settings: BuiltinSettings): Tool<ListDirArgs> 
         names.length > shown.length
           ? `\n(${names.length - shown.length} more entries not shown; use glob to narrow)`
           : '';
+      const bounded = boundForModel(
+        settings,
+        names.length === 0 ? `${header}\n(empty directory)` : `${header}\n${shown.join('\n')}${cut}`,
+      );
       return {
-        content: names.length === 0 ? `${header}\n(empty directory)` : `${header}\n${shown.join('\n')}${cut}`,
-        meta: { path: checked.display, entries: names.length },
+        content: bounded.text,
+        meta: { path: checked.display, entries: names.length, ...bounded.meta },
       };
     },
   });

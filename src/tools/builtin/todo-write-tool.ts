@@ -2,6 +2,8 @@ import { registerSessionEventTypes } from '../../session/index.ts';
 import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
+import type { BuiltinSettings } from './builtin-settings.ts';
+import { boundForModel } from './builtin-settings.ts';
 
 /** The state of one task on the agent's list. */
 export type TodoStatus = 'pending' | 'in_progress' | 'completed';
@@ -29,7 +31,7 @@ export interface TodoWriteArgs {
 const marks: Record<TodoStatus, string> = { pending: '[ ]', in_progress: '[~]', completed: '[x]' };
 
 /** `todo_write`: replaces the agent's task list with a new snapshot, recorded as a durable `todo/write`. */
-export function createTodoWriteTool(): Tool<TodoWriteArgs> {
+export function createTodoWriteTool(settings: BuiltinSettings): Tool<TodoWriteArgs> {
   return defineTool<TodoWriteArgs>({
     name: 'todo_write',
     description:
@@ -47,7 +49,7 @@ export function createTodoWriteTool(): Tool<TodoWriteArgs> {
           items: {
             type: 'object',
             properties: {
-              content: { type: 'string', minLength: 1 },
+              content: { type: 'string', minLength: 1, maxLength: 2000 },
               status: { type: 'string', enum: ['pending', 'in_progress', 'completed'] },
             },
             required: ['content', 'status'],
@@ -71,12 +73,15 @@ export function createTodoWriteTool(): Tool<TodoWriteArgs> {
       context.session.append('todo/write', { todos });
       const done = todos.filter((todo) => todo.status === 'completed').length;
       const lines = todos.map((todo) => `${marks[todo.status]} ${todo.content}`);
+      const bounded = boundForModel(
+        settings,
+        todos.length === 0
+          ? 'The task list is now empty.'
+          : `Task list updated (${done}/${todos.length} completed):\n${lines.join('\n')}`,
+      );
       return {
-        content:
-          todos.length === 0
-            ? 'The task list is now empty.'
-            : `Task list updated (${done}/${todos.length} completed):\n${lines.join('\n')}`,
-        meta: { todos },
+        content: bounded.text,
+        meta: { todos, ...bounded.meta },
       };
     },
   });
