@@ -86,24 +86,30 @@ export function loggedContextWindow(session: Session, route: ModelRoute): number
   return indexOf(session).contextWindows.get(routeKey(route));
 }
 
-/** The route of the conversation: the latest logged header's, else the given fallback (the agent's options). */
+/**
+ * The route of the conversation, as the driver seeds it: the latest header this live session logged;
+ * before this session logged any (a fresh or resumed agent), the agent's own route when it names one,
+ * else the latest header of the seed.
+ */
 export function conversationRoute(
   session: Session,
   fallback: Partial<LlmCallConfig>,
 ): ModelRoute | undefined {
-  const config = latestRequestHeader(session)?.config;
-  if (config !== undefined && config.provider !== '' && config.model !== '') {
-    return { provider: config.provider, model: config.model };
-  }
-  if (
+  const latest = indexOf(session).headers.at(-1);
+  const config = latest?.header.config;
+  const logged =
+    config !== undefined && config.provider !== '' && config.model !== ''
+      ? { provider: config.provider, model: config.model }
+      : undefined;
+  const own =
     typeof fallback.provider === 'string' &&
     fallback.provider !== '' &&
     typeof fallback.model === 'string' &&
     fallback.model !== ''
-  ) {
-    return { provider: fallback.provider, model: fallback.model };
-  }
-  return undefined;
+      ? { provider: fallback.provider, model: fallback.model }
+      : undefined;
+  if (logged !== undefined && latest!.seq >= session.firstLiveSeq) return logged;
+  return own ?? logged;
 }
 
 /**

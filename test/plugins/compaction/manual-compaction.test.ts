@@ -89,6 +89,25 @@ describe('manual compaction (/compact)', () => {
     await f.harness.dispose();
   });
 
+  it('on a resumed agent given another route, measures and summarizes with that route', async () => {
+    const writer = new ScriptedProvider({
+      provider: 'writer',
+      responses: [{ text: 'Question one, answered.' }],
+      models: { w2: { contextWindow: 4_000 } },
+    });
+    const f = await compactionFixture({ contextWindow: 1_000_000, providers: [writer], responses: answers });
+    for (const label of ['one', 'two', 'three']) await run(f.agent, filler(`question ${label}`, 200));
+    const id = f.agent.id;
+    await f.agent.dispose();
+    const resumed = await f.harness.resumeAgent(id, { provider: 'writer', model: 'w2' });
+    // The 1M-token window of the logged route would keep everything; w2's 4000-token window does not.
+    await expect(compactSession(f.harness, resumed)).resolves.toMatchObject({ compacted: true });
+    expect(writer.requests.map((request) => [request.model, request.purpose])).toEqual([
+      ['w2', 'compaction'],
+    ]);
+    await f.harness.dispose();
+  });
+
   it('refuses while the agent is running, and reports when there is nothing to compact', async () => {
     const f = await compactionFixture({ contextWindow: 4_000, responses: [{ text: 'short' }] });
     f.agent.followup('hello');
