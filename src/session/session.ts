@@ -210,10 +210,11 @@ export class Session {
     let sources: readonly number[] | undefined;
     let surfaceOp: SurfaceOp | undefined;
     try {
-      // Event data is not remembered for sharing: events are never embedded in later snapshots.
+      // Event parts are not remembered for sharing: events are never embedded in later snapshots.
       frozenData = snapshotJson(data, `${type}.data`, false);
-      if (options.sourceEventSeqs !== undefined) sources = snapshotJson([...options.sourceEventSeqs]);
-      if (options.surfaceOp !== undefined) surfaceOp = snapshotJson(options.surfaceOp);
+      if (options.sourceEventSeqs !== undefined)
+        sources = snapshotJson([...options.sourceEventSeqs], `${type}.sourceEventSeqs`, false);
+      if (options.surfaceOp !== undefined) surfaceOp = snapshotJson(options.surfaceOp, `${type}.surfaceOp`, false);
     } catch (error) {
       if (error instanceof LosslessJsonError)
         throw new SessionError('INVALID_JSON_DATA', error.message, { cause: error });
