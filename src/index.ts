@@ -19,3 +19,4 @@ export * from './plugins/subagents/index.ts';
 export * from './plugins/repetition-guard/index.ts';
 export * from './plugins/budgets/index.ts';
 export * from './plugins/retry/index.ts';
+export * from './config/index.ts';

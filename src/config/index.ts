@@ -1,0 +1,5 @@
+export * from './config-error.ts';
+export * from './configured-providers.ts';
+export * from './model-id.ts';
+export * from './provider-keys.ts';
+export * from './rein-config.ts';
