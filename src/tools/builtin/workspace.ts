@@ -101,7 +101,7 @@ export function canonicalPath(absolute: string, hops = 0): string {
       continue;
     }
     const target = readlinkSync(candidate);
-    current = canonicalPath(resolve(current, target), hops + 1);
+    current = canonicalPath(isAbsolute(target) ? target : `${current}${sep}${target}`, hops + 1);
   }
   return current;
 }
@@ -153,10 +153,11 @@ export class Workspace {
     if (Buffer.byteLength(requested) > maxPathBytes) {
       throw new ToolError('INVALID_PATH', `path is longer than ${maxPathBytes} bytes`);
     }
+    // Plain concatenation, never path.join: join would fold `link/..` lexically, which the kernel does not.
     let expanded = requested;
     if (requested === '~') expanded = homedir();
-    else if (requested.startsWith('~/')) expanded = join(homedir(), requested.slice(2));
-    const absolute = isAbsolute(expanded) ? expanded : join(this.root, expanded);
+    else if (requested.startsWith('~/')) expanded = `${homedir()}${sep}${requested.slice(2)}`;
+    const absolute = isAbsolute(expanded) ? expanded : `${this.root}${sep}${expanded}`;
     const real = canonicalPath(absolute);
     const zone = this.zoneOf(real);
     const display = isWithin(this.root, real) ? relative(this.root, real) || '.' : real;
