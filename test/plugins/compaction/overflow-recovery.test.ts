@@ -220,6 +220,64 @@ describe('overflow recovery at agent/request-error', () => {
     await f.harness.dispose();
   });
 
+  it('counts recoveries per failure chain: a success in between allows another recovery in the same turn', async () => {
+    const f = await compactionFixture({
+      contextWindow: 1_000_000,
+      tools: [bigReadTool(() => 40_000)],
+      responses: [
+        ...turnResponses(),
+        { error: overflow },
+        { text: summaryText },
+        { toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'big.log' } }] },
+        { error: overflow },
+        { text: 'Summary of the earlier summary and the fourth question.' },
+        { text: 'Answered after two recoveries.' },
+      ],
+    });
+    await longSession(f);
+    const from = f.agent.session.length;
+    await run(f.agent, filler('question four', 200));
+    expect(typesFrom(f.agent, from)).toEqual([
+      'agent/inbox/spliced',
+      'turn/start',
+      'agent/inbox/spliced',
+      'step/start',
+      'user/message',
+      'request/failed',
+      'step/end',
+      'compaction/start',
+      'compaction/summary',
+      'user/message',
+      'compaction/end',
+      'step/start',
+      'assistant/message',
+      'tool/call',
+      'tool/result',
+      'step/end',
+      'step/start',
+      'request/failed',
+      'step/end',
+      'compaction/start',
+      'compaction/prune',
+      'tool/result',
+      'compaction/end',
+      'compaction/start',
+      'compaction/summary',
+      'user/message',
+      'compaction/end',
+      'step/start',
+      'assistant/message',
+      'step/end',
+      'turn/end',
+    ]);
+    expect(dataAt(f.agent, from, 'turn/end')).toEqual([{ turn: 4, reason: { kind: 'completed' } }]);
+    expect(f.agent.session.replaceGeneration).toBe(3);
+    const last = f.model.requests.at(-1)!;
+    expect(last.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(textOf(last.messages[0]!)).toContain('Summary of the earlier summary');
+    await f.harness.dispose();
+  });
+
   it('retries when pruning alone advanced the replacement generation', async () => {
     const f = await compactionFixture({
       contextWindow: 1_000_000,
