@@ -21,6 +21,8 @@ export interface SubagentsPluginOptions {
   tools?: readonly string[];
   /** System-prompt text for children; a short subagent brief when omitted. */
   instructions?: string;
+  /** Cancels a child still running after this many milliseconds (an error result); no limit when omitted. */
+  timeoutMs?: number;
 }
 
 /** The arguments of the task tool. */
@@ -46,6 +48,9 @@ export function subagentsPlugin(options: SubagentsPluginOptions = {}): HarnessPl
     throw new HarnessError('INVALID_OPTIONS', 'maxDepth must be a non-negative safe integer');
   }
   const toolName = options.toolName ?? 'task';
+  if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
+    throw new HarnessError('INVALID_OPTIONS', 'timeoutMs must be a positive number');
+  }
   return {
     name: 'subagents',
     setup(host: PluginHost) {
@@ -122,13 +127,28 @@ async function runTask(
   const child = await host.createAgent(childOptions);
   // The core cancels children with the parent; this also covers a cancel that raced the creation.
   const stop = (): void => child.cancel({ kind: 'parent' });
+  let timedOut = false;
+  const timer =
+    options.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          child.cancel({ kind: 'hook', reason: 'subagent timeout' });
+        }, options.timeoutMs);
   try {
     context.signal.addEventListener('abort', stop, { once: true });
     if (!context.signal.aborted) child.followup(args.prompt);
     await child.whenIdle();
     context.signal.removeEventListener('abort', stop);
+    if (timedOut && !context.signal.aborted) {
+      throw new ToolError(
+        'SUBAGENT_TIMEOUT',
+        `the subagent did not finish within ${options.timeoutMs} ms and was stopped (subagent session ${child.id})`,
+      );
+    }
     return toResult(child, readChildOutcome(child.session, pricing), args.description, context.signal);
   } finally {
+    clearTimeout(timer);
     context.signal.removeEventListener('abort', stop);
     await child.dispose();
   }

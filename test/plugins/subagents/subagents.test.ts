@@ -253,6 +253,26 @@ describe('subagents', () => {
     expect(kids.requests.map((request) => request.tools?.map((tool) => tool.name))).toEqual([['block']]);
   });
 
+  it('a child that runs past the timeout is cancelled and the parent gets an error result', async () => {
+    const kids = new ScriptedProvider({ provider: 'kids', fallback: { text: 'thinking', hang: true } });
+    const f = await pluginFixture([{ toolCalls: [taskCall('A')] }, { text: 'moving on' }], {
+      plugins: [subagentsPlugin({ provider: 'kids', model: 'kid-model', timeoutMs: 50 })],
+      extraProviders: [kids],
+    });
+    const children: Agent[] = [];
+    f.harness.hooks.on('agent/created', ({ agent }) => {
+      if (agent.options.parent !== undefined) children.push(agent);
+    });
+    f.agent.followup('Delegate');
+    await f.agent.whenIdle();
+    expect(dataOf(f.agent, 'tool/result')).toMatchObject([{ error: { code: 'SUBAGENT_TIMEOUT' } }]);
+    expect(dataOf(children[0]!, 'agent/cancelled')).toEqual([
+      { cause: { kind: 'hook', reason: 'subagent timeout' } },
+    ]);
+    expect(dataOf(children[0]!, 'turn/end')).toEqual([{ turn: 1, reason: { kind: 'aborted' } }]);
+    expect(dataOf(f.agent, 'turn/end')).toEqual([{ turn: 1, reason: { kind: 'completed' } }]);
+  });
+
   it('a cancel that lands while the child is being created never starts it', async () => {
     const kids = new ScriptedProvider({ provider: 'kids', fallback: { text: 'child answer' } });
     const f = await pluginFixture([{ toolCalls: [taskCall('A')] }], {
