@@ -35,7 +35,7 @@ export interface ResolvedPath {
 export interface PathGrant {
   /** Canonical paths (and everything below them) the call may read. */
   readonly read: readonly string[];
-  /** Canonical paths (and everything below them) the call may write. */
+  /** Canonical paths (and everything below them) the call may write, and so also read. */
   readonly write: readonly string[];
 }
 
@@ -223,7 +223,8 @@ export class Workspace {
           `${resolved.requested} is inside Rein's home, which tools may not touch`,
         );
       case 'outside':
-        if (granted(access === 'read' ? grant?.read : grant?.write)) return;
+        // A path granted for writing may be read too (a write checks what it replaces).
+        if (granted(grant?.write) || (access === 'read' && granted(grant?.read))) return;
         throw new ToolError(
           'PATH_OUTSIDE_WORKSPACE',
           `${resolved.requested} resolves to ${resolved.real}, outside the workspace ${this.root}; ` +
