@@ -1,7 +1,7 @@
 import type { Agent, AgentOptions, Harness, HarnessOptions, Tool } from '../../../src/index.ts';
 import { createHarness, defineTool } from '../../../src/index.ts';
 import type { ScriptedProviderOptions, ScriptedTurn } from '../../../src/testing/index.ts';
-import { ScriptedProvider, deferred } from '../../../src/testing/index.ts';
+import { ScriptedProvider } from '../../../src/testing/index.ts';
 
 /** A harness over a scripted model with the given plugins and tools, and one agent. */
 export interface PluginFixture {
@@ -105,4 +105,3 @@ export function waitGate(signal: AbortSignal, gate: Promise<void>): Promise<void
   });
 }
 
-export { deferred };
