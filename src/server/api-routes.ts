@@ -137,6 +137,7 @@ async function createSession(
     cwd,
     ...(provider !== undefined && model !== undefined ? { provider, model } : {}),
   });
+  context.hub.keepApprover(agent.id);
   return { status: 201, body: { id: agent.id, state: context.hub.state(agent.id) } };
 }
 
@@ -202,6 +203,7 @@ async function sendMessage(
     throw new HttpError(400, 'INVALID_REQUEST', `mode must be one of ${sendModes.join(', ')}`);
   }
   const agent = await context.live(sessionId!);
+  context.hub.keepApprover(agent.id);
   const message =
     mode === 'steer' ? agent.steer(text) : mode === 'inject' ? agent.inject(text) : agent.followup(text);
   return { status: 202, body: { message, state: context.hub.state(agent.id) } };

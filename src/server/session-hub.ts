@@ -176,6 +176,20 @@ export class SessionHub {
     return client;
   }
 
+  /**
+   * Keeps the session's approver attached for the grace period: a browser that just created or wrote to
+   * a session is there, even before its event stream connects.
+   */
+  keepApprover(sessionId: string): void {
+    let channel = this.#channels.get(sessionId);
+    if (channel === undefined) {
+      channel = { clients: new Set(), stored: undefined, approver: undefined, graceTimer: undefined };
+      this.#channels.set(sessionId, channel);
+    }
+    this.#ensureApprover(sessionId, channel);
+    if (channel.clients.size === 0) this.#startGrace(sessionId, channel);
+  }
+
   /** Ends every stream of a session (it was deleted). */
   closeSession(sessionId: string, reason: string): void {
     const channel = this.#channels.get(sessionId);
@@ -202,6 +216,10 @@ export class SessionHub {
   #detach(sessionId: string, channel: Channel, client: EventStreamClient): void {
     channel.clients.delete(client);
     if (channel.clients.size > 0) return;
+    this.#startGrace(sessionId, channel);
+  }
+
+  #startGrace(sessionId: string, channel: Channel): void {
     clearTimeout(channel.graceTimer);
     channel.graceTimer = setTimeout(() => {
       if (channel.clients.size > 0) return;

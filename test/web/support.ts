@@ -1,0 +1,62 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
+import { buildWeb } from '../../src/server/index.ts';
+
+/** Debian's Chromium (installed by `.ci/run`); browser tests skip with a message when it is absent. */
+export const chromiumPath = '/usr/bin/chromium';
+export const hasChromium = existsSync(chromiumPath);
+if (!hasChromium) {
+  console.warn(`[rein] skipping browser tests: ${chromiumPath} is missing (apt-get install -y chromium)`);
+}
+
+/** Builds the UI into a fresh temporary web root (one per test file, so parallel files never race). */
+export async function buildTestWeb(): Promise<{ webRoot: string; dispose(): Promise<void> }> {
+  const webRoot = await mkdtemp(join(tmpdir(), 'rein-web-dist-'));
+  await buildWeb({ force: true, outDir: webRoot, minify: false });
+  return { webRoot, dispose: () => rm(webRoot, { recursive: true, force: true }) };
+}
+
+/** Launches headless Chromium the way CI does. */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+}
+
+/** Opens a page with a fixed viewport that fails the test on any page error or CSP violation. */
+export async function openPage(
+  browser: Browser | BrowserContext,
+  url: string,
+): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage();
+  await page.setViewportSize({ width: 1180, height: 760 });
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/Failed to load resource|EventSource/.test(message.text())) {
+      problems.push(`console: ${message.text()}`);
+    }
+  });
+  await page.goto(url);
+  return { page, problems };
+}
+
+/** Milliseconds a browser test may take on a loaded two-core machine. */
+export const browserTestTimeout = 120_000;
+
+/** The transcript's rendered HTML, for identical-reload comparisons. */
+export function transcriptHtml(page: Page): Promise<string> {
+  return page.locator('[data-testid="transcript"]').innerHTML();
+}
