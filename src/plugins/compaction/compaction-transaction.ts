@@ -123,7 +123,6 @@ export async function compactRange(
     const checkpoint: UserMessage = createUserMessage(frameSummary(summary.text), {
       kind: 'plugin',
       plugin: 'compaction',
-      form: 'summary',
       compactionId,
     });
     const summaryTokenCount = estimateMessageTokens(checkpoint);

@@ -93,7 +93,6 @@ describe('overflow recovery at agent/request-error', () => {
     expect(checkpoint.source).toEqual({
       kind: 'plugin',
       plugin: 'compaction',
-      form: 'summary',
       compactionId: start!.compactionId,
     });
     expect(textOf(checkpoint)).toContain(`<compacted-summary>\n${summaryText}\n</compacted-summary>`);
