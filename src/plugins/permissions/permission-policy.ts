@@ -87,7 +87,8 @@ function wildcardMatches(pattern: string, text: string): boolean {
     regex = wildcard(pattern);
     matcherCache.set(pattern, regex);
   }
-  return regex.test(text);
+  // Whitespace runs count as one space on both sides, as in the pattern.
+  return regex.test(text.trim().replace(/\s+/g, ' '));
 }
 
 function toolMatches(rule: PermissionRule, tool: string): boolean {

@@ -247,6 +247,8 @@ class Scanner {
       plain = plain.slice(plain.indexOf(' ') + 1).trimStart();
     }
     if (raw === '' || reservedAlone.has(raw)) return;
+    // Redirections of a subshell (`(…) 2>&1`) are no command; one that writes a file stays, to be asked about.
+    if (/^\d*[<>&]/.test(raw) && !draft.writesFile) return;
     const first = raw.split(' ')[0] ?? '';
     if (unparsedKeywords.has(first) || /^[A-Za-z_][\w-]*\s*\(\)/.test(raw)) this.complete = false;
     const command = stripWrappers(plain);
