@@ -98,7 +98,11 @@ export async function* streamServerSentEvents(
         message: `${provider}: expected an event stream but got '${type || 'no content type'}': ${text.trim().slice(0, 300)}`,
       });
     }
-    yield* readEvents(response.body, provider, arm, translate);
+    const disarm = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+    };
+    yield* readEvents(response.body, provider, { arm, disarm }, translate);
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     signal.removeEventListener('abort', onAbort);
@@ -110,7 +114,7 @@ export async function* streamServerSentEvents(
 async function* readEvents(
   body: ReadableStream<Uint8Array>,
   provider: string,
-  arm: () => void,
+  timer: { arm: () => void; disarm: () => void },
   translate: (error: unknown) => LlmError,
 ): AsyncGenerator<ServerSentEvent, void, undefined> {
   const events: ServerSentEvent[] = [];
@@ -128,13 +132,15 @@ async function* readEvents(
   const reader = body.getReader();
   try {
     for (;;) {
-      arm();
+      timer.arm();
       let read: ReadableStreamReadResult<Uint8Array>;
       try {
         read = await reader.read();
       } catch (error) {
         throw translate(error);
       }
+      // The idle clock runs only while waiting on the network, never while the consumer works.
+      timer.disarm();
       if (read.done) {
         parser.feed(decoder.decode());
         parser.reset({ consume: true });
