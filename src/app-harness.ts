@@ -1,7 +1,15 @@
 import { statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { HarnessPlugin } from './agent/index.ts';
+import {
+  createConfiguredProviders,
+  defaultConfiguredModel,
+  describeProviders,
+  loadReinConfig,
+  reinConfigPath,
+  reinHome,
+  resolveModelId,
+} from './config/index.ts';
 import { Harness } from './harness.ts';
 import type { LlmAdapter } from './llm/index.ts';
 import { HarnessError } from './llm/index.ts';
@@ -12,6 +20,7 @@ import { compactionPlugin } from './plugins/compaction/index.ts';
 import { goalsPlugin } from './plugins/goals/index.ts';
 import type { PermissionMode, PermissionRule } from './plugins/permissions/index.ts';
 import { permissionModes, permissionsPlugin } from './plugins/permissions/index.ts';
+import { retryPlugin } from './plugins/retry/index.ts';
 import { repetitionGuardPlugin } from './plugins/repetition-guard/index.ts';
 import { subagentsPlugin } from './plugins/subagents/index.ts';
 import { agentsMdPlugin } from './prompt/index.ts';
@@ -66,14 +75,12 @@ export function parseModelRoute(text: string): ModelRoute {
   return { provider: text.slice(0, slash), model: text.slice(slash + 1) };
 }
 
-/** Rein's home directory: the option, then `REIN_HOME`, then `~/.rein`; always absolute. */
+/** Rein's home directory: the option, else the config module's `reinHome` (`REIN_HOME`, `~/.rein`); absolute. */
 export function resolveReinHome(
   home: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
 ): string {
-  const chosen =
-    home ?? (env.REIN_HOME !== undefined && env.REIN_HOME !== '' ? env.REIN_HOME : join(homedir(), '.rein'));
-  return isAbsolute(chosen) ? chosen : resolve(chosen);
+  return home !== undefined ? resolve(home) : reinHome(env);
 }
 
 /** Where the app keeps its sessions: `<home>/sessions`. */
@@ -149,7 +156,6 @@ export class ReinHarness extends Harness {
 
 /** Composes the full application harness used by the `rein` command and the Web UI server. */
 export async function createReinHarness(options: ReinHarnessOptions): Promise<ReinHarness> {
-  await Promise.resolve();
   const env = options.env ?? process.env;
   const home = resolveReinHome(options.home, env);
   const cwd = resolve(options.cwd);
@@ -161,6 +167,9 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
       `approval mode '${String(approvalMode)}' is not one of ${permissionModes.join(', ')}`,
     );
   }
+  const config = await loadReinConfig(home);
+  const inputs = { env, config };
+  const { providers: configured } = createConfiguredProviders(inputs);
   const notices: string[] = [];
   let harness: ReinHarness | undefined;
   const demo = new DemoProvider({
@@ -168,25 +177,55 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
       (sessionId !== undefined ? harness?.agents.get(sessionId)?.options.cwd : undefined) ?? cwd,
     ...demoDelay(env),
   });
-  const configured: LlmAdapter[] = [];
-  const providers = [...configured, demo, ...(options.providers ?? [])];
+  const extra = options.providers ?? [];
+  const providers = [...configured, demo, ...extra];
+  const chosen = present(options.model) ?? present(env.REIN_MODEL) ?? defaultConfiguredModel(inputs);
   let route: ModelRoute;
-  let usingDemo = false;
-  if (options.model !== undefined && options.model !== '') {
-    route = parseModelRoute(options.model);
-    usingDemo = route.provider === demoProviderId;
+  if (chosen !== undefined) {
+    route = parseModelRoute(chosen);
+    // Configured vendors are checked against the configuration (unknown model, missing key naming its variable).
+    const local =
+      route.provider === demoProviderId || extra.some((adapter) => adapter.provider === route.provider);
+    if (!local) {
+      try {
+        resolveModelId(chosen, inputs);
+      } catch (error) {
+        if (!(error instanceof HarnessError) || error.code !== 'UNKNOWN_PROVIDER') throw error;
+        const known = [
+          ...describeProviders(inputs).map((entry) => entry.provider),
+          demoProviderId,
+          ...extra.map((adapter) => adapter.provider),
+        ];
+        throw new HarnessError(
+          'UNKNOWN_PROVIDER',
+          `unknown provider '${route.provider}' (known: ${known.join(', ')}); add custom ones under "providers" in ${reinConfigPath(home)}`,
+          { cause: error },
+        );
+      }
+    }
   } else {
     route = { provider: demoProviderId, model: demoModelId };
-    usingDemo = true;
     notices.push(
       `No provider key is configured, so Rein uses the offline demo model ${demoProviderId}/${demoModelId} ` +
         '(scripted, not a real model). Set DEEPSEEK_API_KEY, OPENAI_API_KEY or ANTHROPIC_API_KEY to use a real one.',
     );
   }
+  const usingDemo = route.provider === demoProviderId;
+  // Order matters on the shared waterfalls: the first plugin is the outermost listener.
   const plugins: HarnessPlugin[] = [
+    permissionsPlugin({
+      mode: approvalMode,
+      workspace: cwd,
+      reinHome: home,
+      ...(options.rules !== undefined ? { rules: options.rules } : {}),
+    }),
+    agentsMdPlugin({ workspace: cwd }),
     compactionPlugin(),
+    retryPlugin(),
     goalsPlugin(),
     subagentsPlugin(),
+    repetitionGuardPlugin(),
+    budgetsPlugin(options.budgets ?? {}),
     ...(options.plugins ?? []),
   ];
   const tools: Tool<never>[] = [
@@ -227,6 +266,10 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     throw error;
   }
   return harness;
+}
+
+function present(value: string | undefined): string | undefined {
+  return value !== undefined && value.trim() !== '' ? value.trim() : undefined;
 }
 
 function assertDirectory(path: string): void {

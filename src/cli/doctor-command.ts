@@ -1,7 +1,13 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import type { ReinHarness } from '../index.ts';
-import { createReinHarness, resolveReinHome } from '../index.ts';
+import {
+  createReinHarness,
+  describeProviders,
+  loadReinConfig,
+  reinConfigPath,
+  resolveReinHome,
+} from '../index.ts';
 import { exitCodes } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import type { ParsedCommand } from './command-line.ts';
@@ -22,7 +28,7 @@ const minimumNode = [20, 19] as const;
 export async function doctorCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const checks: DoctorCheck[] = [nodeCheck()];
   const home = resolveReinHome(undefined, io.env);
-  checks.push(await homeCheck(home));
+  checks.push(await homeCheck(home), ...(await providerChecks(home, io.env)));
   let harness: ReinHarness | undefined;
   try {
     harness = await createReinHarness({ cwd: io.cwd, env: io.env, home });
@@ -37,7 +43,7 @@ export async function doctorCommand(parsed: ParsedCommand, io: CliIo): Promise<n
   }
   if (harness !== undefined) {
     try {
-      checks.push(...providerChecks(harness), modelCheck(harness), await storeCheck(harness));
+      checks.push(modelCheck(harness), await storeCheck(harness));
     } finally {
       await harness.dispose();
     }
@@ -122,11 +128,50 @@ async function homeCheck(home: string): Promise<DoctorCheck> {
     : { name: 'home', status: 'ok', detail: home };
 }
 
-function providerChecks(harness: ReinHarness): DoctorCheck[] {
-  return harness.llm
-    .providers()
-    .filter((provider) => provider !== 'demo')
-    .map((provider) => ({ name: `provider ${provider}`, status: 'ok' as const, detail: 'configured' }));
+async function providerChecks(home: string, env: CliIo['env']): Promise<DoctorCheck[]> {
+  let config;
+  try {
+    config = await loadReinConfig(home);
+  } catch (error) {
+    return [
+      {
+        name: 'config',
+        status: 'fail',
+        detail: (error as Error).message,
+        fix: `repair or remove ${reinConfigPath(home)}`,
+      },
+    ];
+  }
+  const checks: DoctorCheck[] = [];
+  for (const entry of describeProviders({ env, config })) {
+    const name = `provider ${entry.provider}`;
+    const where =
+      entry.baseUrlSource === 'default' ? '' : ` at ${entry.baseUrl} (from ${entry.baseUrlSource})`;
+    switch (entry.keySource) {
+      case 'env':
+        checks.push({
+          name,
+          status: 'ok',
+          detail: `key set in ${entry.keyVariable ?? 'the environment'}${where}`,
+        });
+        break;
+      case 'config':
+        checks.push({ name, status: 'ok', detail: `key saved in ${reinConfigPath(home)}${where}` });
+        break;
+      case 'not-required':
+        checks.push({ name, status: 'ok', detail: `needs no key${where}` });
+        break;
+      case 'none':
+        checks.push({
+          name,
+          status: 'warn',
+          detail: `no key${where}`,
+          fix: `set ${entry.keyVariable ?? 'its key variable'} to use ${entry.provider}`,
+        });
+        break;
+    }
+  }
+  return checks;
 }
 
 function modelCheck(harness: ReinHarness): DoctorCheck {

@@ -1,4 +1,5 @@
-import { compactSession, createReinHarness } from '../index.ts';
+import { compactSession, createReinHarness, permissionModes, providerKeySettings } from '../index.ts';
+import type { ServerSettings } from '../server/index.ts';
 import { buildWeb, startReinServer } from '../server/index.ts';
 import { exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
@@ -35,6 +36,7 @@ export async function webCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
       home: harness.home,
       ...(port !== undefined ? { port } : {}),
       compact: (agent) => compactSession(harness, agent),
+      settings: webSettings(harness.home, io.env, harness.approvalMode),
     });
     io.stdout.write(`Rein is running at ${server.url}\n`);
     io.stderr.write("Open the URL in your browser (it carries this launch's token). Press Ctrl-C to stop.\n");
@@ -53,6 +55,17 @@ export async function webCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
   } finally {
     await harness.dispose();
   }
+}
+
+/** The settings panel: provider keys through the config module (never sent back), and the approval mode. */
+function webSettings(home: string, env: CliIo['env'], approvalMode: string): ServerSettings {
+  const keys = providerKeySettings(home, env);
+  return {
+    async describe() {
+      return { ...(await keys.describe()), approvalMode, approvalModes: [...permissionModes] };
+    },
+    setProviderKey: (provider, key) => keys.setProviderKey(provider, key),
+  };
 }
 
 function portOption(text: string | undefined): number | undefined {

@@ -115,7 +115,7 @@ describe('rein run with the offline demo model', () => {
     });
     expect(unknownProvider.code).toBe(1);
     expect(unknownProvider.stderr).toMatch(
-      /^rein: error UNKNOWN_PROVIDER: no provider 'nowhere' is configured \(configured: .*demo.*\)\n$/,
+      /^rein: error UNKNOWN_PROVIDER: unknown provider 'nowhere' \(known: deepseek, anthropic, openai, demo\); add custom ones under "providers" in \S+config\.json\n$/,
     );
     const after = await runRein(['sessions', '--json'], { cwd: box.workspace, env: box.env });
     expect((JSON.parse(after.stdout) as unknown[]).length).toBe(count);
