@@ -308,7 +308,7 @@ async function compact(context: ApiContext, [sessionId]: readonly string[]): Pro
   const agent = await context.live(sessionId!);
   if (agent.status !== 'idle')
     throw new HttpError(409, 'AGENT_BUSY', 'compaction runs only while the agent is idle');
-  const result = await agent.runMaintenance((signal) => run(agent, signal));
+  const result = await run(agent);
   return { body: { result: result ?? null, state: context.hub.state(agent.id) } };
 }
 

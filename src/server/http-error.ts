@@ -31,7 +31,8 @@ const statusOfCode: Readonly<Record<string, number>> = {
 export function describeFailure(error: unknown): { status: number; code: string; message: string } {
   if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message };
   if (error instanceof HarnessError) {
-    return { status: statusOfCode[error.code] ?? 500, code: error.code, message: error.message };
+    // Any other typed harness error is a refusal the caller can read, not a server crash.
+    return { status: statusOfCode[error.code] ?? 422, code: error.code, message: error.message };
   }
   const message = error instanceof Error ? error.message : String(error);
   return { status: 500, code: 'INTERNAL', message };

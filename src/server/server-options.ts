@@ -29,8 +29,11 @@ export interface ServerSettings {
   setApprovalMode?(mode: string): Promise<void> | void;
 }
 
-/** Manual compaction of an idle agent (the compaction module's `compactSession`). */
-export type CompactSession = (agent: Agent, signal: AbortSignal) => Promise<unknown>;
+/**
+ * Manual compaction of an idle agent, holding the agent's maintenance slot itself (the compaction
+ * module's `compactSession(host, agent)` does); rejects with `AGENT_BUSY` while the agent runs.
+ */
+export type CompactSession = (agent: Agent) => Promise<unknown>;
 
 /** Options of `startReinServer`. */
 export interface ReinServerOptions {

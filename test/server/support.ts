@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Agent, Harness, Tool } from '../../src/index.ts';
+import type { Agent, Harness, SessionStore, Tool } from '../../src/index.ts';
 import { createHarness, defineTool } from '../../src/index.ts';
 import type { ReinServer, ReinServerOptions } from '../../src/server/index.ts';
 import { startReinServer } from '../../src/server/index.ts';
@@ -56,7 +56,12 @@ export function readFileTool(
 /** Starts a harness and a server; `read_file` asks a human (the approval dialog). */
 export async function serverFixture(
   responses: ScriptedTurn[] = [],
-  options: { tools?: Tool<never>[]; server?: Partial<ReinServerOptions>; fallback?: ScriptedTurn } = {},
+  options: {
+    tools?: Tool<never>[];
+    server?: Partial<ReinServerOptions>;
+    fallback?: ScriptedTurn;
+    store?: SessionStore;
+  } = {},
 ): Promise<ServerFixture> {
   const model = new ScriptedProvider({
     responses,
@@ -66,6 +71,7 @@ export async function serverFixture(
         contextWindow: 64_000,
         pricing: { input: 1, output: 2 },
       },
+      'other-model': { label: 'Another scripted model', contextWindow: 32_000 },
     },
     ...(options.fallback !== undefined ? { fallback: options.fallback } : {}),
   });
@@ -73,6 +79,7 @@ export async function serverFixture(
     providers: [model],
     tools: options.tools ?? [readFileTool()],
     defaultModel: { provider: 'scripted', model: 'test-model' },
+    ...(options.store !== undefined ? { store: options.store } : {}),
   });
   harness.hooks.on('tools/pre-execute', async ({ call }, next) =>
     call.name === 'read_file' ? { kind: 'ask', reason: 'reading needs approval' } : next(),
