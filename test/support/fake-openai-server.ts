@@ -46,6 +46,8 @@ export interface FakeReply {
   fixture?: string;
   /** Destroys the socket after this many events. */
   cutAfterEvents?: number;
+  /** Ends the response cleanly after this many events, before the vendor's finish. */
+  endAfterEvents?: number;
   /** Stops writing after this many events and keeps the connection open. */
   stallAfterEvents?: number;
   /** Waits before each event. */
@@ -162,6 +164,7 @@ export async function startFakeVendorServer(
         return;
       }
       if (reply.stallAfterEvents === index) return;
+      if (reply.endAfterEvents === index) break;
       if (reply.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
       if (response.destroyed) return;
       flushed = new Promise((resolve) => response.write(frames[index], resolve));
