@@ -11,6 +11,7 @@ import { forkHeader, forkPrefix } from '../session-fork.ts';
 import type { PricingLookup, SessionForkOptions, SessionStore, SessionSummary } from '../session-store.ts';
 import { summarizeSession } from '../session-summary.ts';
 import { SessionFileWriter } from './session-file-writer.ts';
+import type { SessionDurability } from './session-file-writer.ts';
 import { ioError, isCode } from './session-io-error.ts';
 import { SessionLock, SessionLockedError, readSessionLockHolder } from './session-lock.ts';
 import type { ParsedSessionLog } from './session-log-format.ts';
@@ -31,6 +32,8 @@ export interface DiskSessionStoreOptions {
   pricing?: PricingLookup;
   /** Called after each successful data sync of a live session with its number of durable events. */
   onDurable?: (sessionId: string, eventCount: number) => void;
+  /** Which checkpoints fdatasync: every one (`power-loss`, the default) or only turn ends (`process-crash`). */
+  durability?: SessionDurability;
 }
 
 interface LiveEntry {
@@ -53,6 +56,7 @@ export class DiskSessionStore implements SessionStore {
   readonly #batchWindowMs: number | undefined;
   readonly #pricing: PricingLookup | undefined;
   readonly #onDurable: ((sessionId: string, eventCount: number) => void) | undefined;
+  readonly #durability: SessionDurability | undefined;
   readonly #live = new Map<string, LiveEntry>();
   readonly #summaries = new Map<string, { size: number; modified: number; summary: SessionSummary }>();
   #hooks: HookBus | undefined;
@@ -65,6 +69,7 @@ export class DiskSessionStore implements SessionStore {
     this.#batchWindowMs = options.batchWindowMs;
     this.#pricing = options.pricing;
     this.#onDurable = options.onDurable;
+    this.#durability = options.durability;
   }
 
   /** Attaches the hook bus live sessions publish on. */
@@ -305,6 +310,7 @@ export class DiskSessionStore implements SessionStore {
     return new SessionFileWriter({
       path,
       ...(this.#batchWindowMs !== undefined ? { batchWindowMs: this.#batchWindowMs } : {}),
+      ...(this.#durability !== undefined ? { durability: this.#durability } : {}),
       ...(onDurable !== undefined ? { onDurable: (count: number) => onDurable(id, count) } : {}),
     });
   }

@@ -15,7 +15,16 @@ export interface SessionFileWriterOptions {
   batchWindowMs?: number;
   /** Called after each successful data sync with the number of events now durable. */
   onDurable?: (eventCount: number) => void;
+  /** Which checkpoints force data to disk; every one does by default (see `SessionDurability`). */
+  durability?: SessionDurability;
 }
+
+/**
+ * How far a checkpoint goes. `power-loss` (default): every checkpoint writes and fdatasyncs, so what
+ * was checkpointed survives a machine crash. `process-crash`: every checkpoint writes to the OS (which
+ * survives the process being killed) and only turn ends, flushes and closes fdatasync.
+ */
+export type SessionDurability = 'power-loss' | 'process-crash';
 
 // A batch this large is written at once rather than waiting for its window.
 const maxBatchBytes = 1 << 20;
@@ -29,6 +38,7 @@ export class SessionFileWriter implements SessionPersistence {
   readonly path: string;
   readonly #batchWindowMs: number;
   readonly #onDurable: ((eventCount: number) => void) | undefined;
+  readonly #durability: SessionDurability;
   #handle: FileHandle | undefined;
   #pending: string[] = [];
   #pendingBytes = 0;
@@ -45,6 +55,7 @@ export class SessionFileWriter implements SessionPersistence {
     this.path = options.path;
     this.#batchWindowMs = options.batchWindowMs ?? 100;
     this.#onDurable = options.onDurable;
+    this.#durability = options.durability ?? 'power-loss';
   }
 
   /**
@@ -116,10 +127,11 @@ export class SessionFileWriter implements SessionPersistence {
     }
   }
 
-  async checkpoint(_reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
+  async checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
+    const sync = this.#durability === 'power-loss' || reason === 'turn-end' || reason === 'flush';
     const done = this.#run(async () => {
       await this.#flushPending();
-      await this.#sync();
+      if (sync) await this.#sync();
     });
     if (signal === undefined) return done;
     signal.throwIfAborted();

@@ -1,0 +1,251 @@
+// `npx tsx bench/persistence.ts`: what the disk session store costs.
+//  1. Cold load and resume of a 100k-event session (a realistic mix, mostly stream chunks), each in a
+//     fresh process: `read` (parse), `open` (parse, validate, repair check, lock) and a harness
+//     `resumeAgent`; baseline: constructing the same log in memory (what the memory store's open does).
+//  2. Per-step loop overhead (one no-op tool call per step, instant scripted model) with the memory
+//     store (baseline, same run) and the disk store under both durability policies.
+// Options: --events=100000 --steps=200 --reps=5
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import type { AnySessionEvent, SessionStore } from '../src/index.ts';
+import {
+  DiskSessionStore,
+  MemorySessionStore,
+  ScriptedProvider,
+  Session,
+  createAssistantMessage,
+  createHarness,
+  createToolResultMessage,
+  createUserMessage,
+  defineTool,
+} from '../src/index.ts';
+
+function option(name: string, fallback: number): number {
+  const value = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+  return value !== undefined ? Number(value) : fallback;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+const source = { kind: 'model' as const, provider: 'scripted', model: 'bench-model' };
+
+/** A log of at least `count` events: turns of a tool step and an answer step, mostly text chunks. */
+export function buildLog(count: number): readonly AnySessionEvent[] {
+  const session = new Session({ header: { version: 0, id: 'bench', createdAt: Date.now() } });
+  const chunks = (turn: number, step: number, deltas: number): void => {
+    session.append('assistant/chunk', {
+      turn,
+      step,
+      chunk: { type: 'block-start', index: 0, blockType: 'text' },
+    });
+    let whole = '';
+    for (let index = 0; index < deltas; index++) {
+      const text = `word${index % 17} `;
+      whole += text;
+      session.append('assistant/chunk', { turn, step, chunk: { type: 'text-delta', index: 0, text } });
+    }
+    session.append('assistant/chunk', {
+      turn,
+      step,
+      chunk: { type: 'block-end', index: 0, block: { type: 'text', text: whole } },
+    });
+  };
+  while (session.length < count) {
+    const turn = session.lastTurn + 1;
+    const prompt = createUserMessage(`Please look at file ${turn} and summarize it.`);
+    session.append('agent/inbox/spliced', { target: 'next-turn', start: 0, inserted: [prompt] });
+    session.append('turn/start', { turn });
+    session.append('agent/inbox/spliced', { target: 'next-turn', start: 0, removedCount: 1, inserted: [] });
+    session.append('step/start', { turn, step: 1 });
+    session.append('user/message', prompt, { surfaceOp: 'append' });
+    session.append('request/context', { provider: 'scripted', model: 'bench-model', contextWindow: 128_000 });
+    chunks(turn, 1, 20);
+    const callId = `call_${turn}`;
+    const call = {
+      type: 'tool-call' as const,
+      id: callId,
+      name: 'read_file',
+      arguments: `{"path":"f${turn}.ts"}`,
+    };
+    const usage = { inputTokens: 1200 + turn, outputTokens: 40 };
+    session.append(
+      'assistant/message',
+      {
+        turn,
+        step: 1,
+        message: createAssistantMessage([{ type: 'text', text: 'Reading.' }, call], source),
+        usage,
+      },
+      { surfaceOp: 'append' },
+    );
+    const callEvent = session.append('tool/call', {
+      turn,
+      step: 1,
+      callId,
+      name: 'read_file',
+      arguments: call.arguments,
+    });
+    const body = `export const value${turn} = ${turn};\n`.repeat(8);
+    session.append(
+      'tool/result',
+      { turn, step: 1, message: createToolResultMessage(callId, [{ type: 'text', text: body }], false) },
+      { surfaceOp: 'append', sourceEventSeqs: [callEvent.seq] },
+    );
+    session.append('step/end', { turn, step: 1 });
+    session.append('step/start', { turn, step: 2 });
+    chunks(turn, 2, 40);
+    const answer = createAssistantMessage([{ type: 'text', text: 'The file exports one value.' }], source);
+    session.append('assistant/message', { turn, step: 2, message: answer, usage }, { surfaceOp: 'append' });
+    session.append('step/end', { turn, step: 2 });
+    session.append('turn/end', { turn, reason: { kind: 'completed' } });
+  }
+  return session.events;
+}
+
+/** Child phase: one cold measurement of loading the stored session, printed as JSON. */
+async function measureColdLoad(root: string): Promise<void> {
+  const startRead = performance.now();
+  const read = await new DiskSessionStore({ root }).read('bench');
+  const readMs = performance.now() - startRead;
+
+  const startBaseline = performance.now();
+  const memory = new Session({ header: read.header, seed: read.events });
+  const baselineMs = performance.now() - startBaseline;
+
+  const store = new DiskSessionStore({ root });
+  const startOpen = performance.now();
+  const opened = await store.open('bench');
+  const openMs = performance.now() - startOpen;
+  await store.release(opened);
+
+  const harness = createHarness({ store: new DiskSessionStore({ root }) });
+  const startResume = performance.now();
+  const agent = await harness.resumeAgent('bench', { provider: 'scripted', model: 'bench-model' });
+  const resumeMs = performance.now() - startResume;
+  const events = agent.session.length;
+  await harness.dispose();
+  process.stdout.write(
+    JSON.stringify({ readMs, openMs, resumeMs, baselineMs, events: memory.length, resumed: events }),
+  );
+}
+
+/** Runs `steps` steps of one no-op tool call each; returns µs per step (the model is instant). */
+async function measureSteps(store: SessionStore, steps: number): Promise<number> {
+  const noop = defineTool<Record<string, never>>({
+    name: 'noop',
+    description: 'Does nothing',
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    execute: () => 'ok',
+  });
+  const model = new ScriptedProvider({
+    responses: [
+      ...Array.from({ length: steps }, (_, index) => ({
+        toolCalls: [{ id: `call_${index}`, name: 'noop', arguments: {} }],
+      })),
+      { text: 'done' },
+    ],
+  });
+  const harness = createHarness({ providers: [model], tools: [noop as never], store });
+  const agent = await harness.createAgent({ provider: 'scripted', model: 'bench-model' });
+  const start = performance.now();
+  agent.followup('go');
+  await agent.whenIdle();
+  const elapsed = performance.now() - start;
+  await harness.dispose();
+  return (elapsed * 1000) / (steps + 1);
+}
+
+async function main(): Promise<void> {
+  const events = option('events', 100_000);
+  const steps = option('steps', 200);
+  const reps = option('reps', 5);
+  const directory = mkdtempSync(join(tmpdir(), 'rein-bench-persistence-'));
+  try {
+    const root = join(directory, 'sessions');
+    const startBuild = performance.now();
+    const log = buildLog(events);
+    const chunkShare = log.filter((event) => event.type === 'assistant/chunk').length / log.length;
+    const store = new DiskSessionStore({ root });
+    const session = await store.create({ id: 'bench' }, { seed: log });
+    await store.release(session);
+    const bytes = statSync(join(root, 'bench.jsonl')).size;
+    console.log(
+      `Session of ${log.length} events (${(chunkShare * 100).toFixed(0)}% chunks), ${(bytes / 1e6).toFixed(1)} MB on disk, ` +
+        `built and written in ${((performance.now() - startBuild) / 1000).toFixed(1)} s (Node ${process.version})\n`,
+    );
+
+    const script = fileURLToPath(import.meta.url);
+    const cold: { readMs: number; openMs: number; resumeMs: number; baselineMs: number }[] = [];
+    for (let rep = 0; rep < reps; rep++) {
+      const child = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', script, '--phase=load', `--root=${root}`],
+        {
+          encoding: 'utf8',
+        },
+      );
+      if (child.status !== 0) throw new Error(`cold load failed: ${child.stderr}`);
+      cold.push(JSON.parse(child.stdout) as (typeof cold)[number]);
+    }
+    const baseline = median(cold.map((row) => row.baselineMs));
+    console.log(
+      `Cold load, ${reps} fresh processes (median ms; ratio to the in-memory construction of the same log):`,
+    );
+    for (const [label, key] of [
+      ['read (parse only)', 'readMs'],
+      ['open (parse + validate + lock)', 'openMs'],
+      ['harness.resumeAgent', 'resumeMs'],
+    ] as const) {
+      const value = median(cold.map((row) => row[key]));
+      console.log(
+        `  ${label.padEnd(32)} ${value.toFixed(0).padStart(6)} ms   ${(value / baseline).toFixed(2)}×`,
+      );
+    }
+    console.log(`  ${'in-memory baseline'.padEnd(32)} ${baseline.toFixed(0).padStart(6)} ms\n`);
+
+    const variants: [string, () => SessionStore][] = [
+      ['memory (baseline)', () => new MemorySessionStore()],
+      [
+        'disk, durability process-crash',
+        () => new DiskSessionStore({ root: join(directory, 'steps'), durability: 'process-crash' }),
+      ],
+      ['disk, durability power-loss', () => new DiskSessionStore({ root: join(directory, 'steps') })],
+    ];
+    const perStep = new Map<string, number[]>(variants.map(([label]) => [label, []]));
+    await measureSteps(new MemorySessionStore(), 50); // warm-up
+    for (let rep = 0; rep < reps; rep++) {
+      // Interleaved, so a busy moment of the machine hurts every variant alike.
+      for (const [label, make] of variants) perStep.get(label)!.push(await measureSteps(make(), steps));
+    }
+    const memory = median(perStep.get('memory (baseline)')!);
+    console.log(
+      `Loop overhead per step, ${steps} steps × ${reps} reps (median µs/step; overhead over memory):`,
+    );
+    for (const [label] of variants) {
+      const value = median(perStep.get(label)!);
+      const added = ((value - memory) / memory) * 100;
+      console.log(
+        `  ${label.padEnd(32)} ${value.toFixed(0).padStart(6)} µs   ${(value / memory).toFixed(2)}×  (+${added.toFixed(0)}%)`,
+      );
+    }
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  if (process.argv.includes('--phase=load')) {
+    const root = process.argv.find((arg) => arg.startsWith('--root='))!.slice('--root='.length);
+    await measureColdLoad(root);
+  } else {
+    await main();
+  }
+}
