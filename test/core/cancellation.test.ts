@@ -296,7 +296,9 @@ describe('cancellation in each window (behaviour §9, section 0 item 2)', () => 
   it('dispose cancels with { kind: disposed }, waits for idle, leaves the registry, and refuses sends', async () => {
     const f = await fixture([{ text: 'slow', hang: true }]);
     const disposed: string[] = [];
-    f.harness.hooks.on('agent/disposed', ({ agent }) => disposed.push(agent.id));
+    f.harness.hooks.on('agent/disposed', ({ agent }) => {
+      disposed.push(agent.id);
+    });
     f.agent.followup('go');
     await new Promise<void>((resolve) =>
       f.harness.hooks.on('session/event', ({ event }) => {

@@ -48,7 +48,9 @@ describe('request failure and recovery (section 0 item 1)', () => {
   it('with no handler, the failure becomes the turn error verbatim and is reported', async () => {
     const f = await fixture([{ error: { code: 'AUTH', message: 'bad key', status: 401 } }]);
     const errors: { code?: unknown }[] = [];
-    f.harness.hooks.on('agent/error', ({ error }) => errors.push(error as { code?: unknown }));
+    f.harness.hooks.on('agent/error', ({ error }) => {
+      errors.push(error as { code?: unknown });
+    });
     f.agent.followup('go');
     await f.agent.whenIdle();
     expect(dataOf(f.agent, 'turn/end')).toEqual([

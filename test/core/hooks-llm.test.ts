@@ -80,8 +80,16 @@ describe('hook bus', () => {
   it('scoped registrations hear only their scope and are unwound together', async () => {
     const hooks = bus();
     const seen: string[] = [];
-    hooks.on('test/emit', () => seen.push('global'));
-    hooks.on('test/emit', () => seen.push('agent-a'), { scope: 'a' });
+    hooks.on('test/emit', () => {
+      seen.push('global');
+    });
+    hooks.on(
+      'test/emit',
+      () => {
+        seen.push('agent-a');
+      },
+      { scope: 'a' },
+    );
     hooks.emit('test/emit', { n: 1 }, 'b');
     hooks.emit('test/emit', { n: 1 }, 'a');
     hooks.disposeScope('a');

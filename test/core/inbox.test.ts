@@ -52,7 +52,9 @@ describe('inbox: two queues, durable splices, claim as pure deletion', () => {
   it('remove, replace and clear are cancellations: outcome canceled and discarded notifications', async () => {
     const f = await fixture([]);
     const discarded: string[] = [];
-    f.harness.hooks.on('agent/inbox/discarded', ({ message }) => discarded.push(message.id));
+    f.harness.hooks.on('agent/inbox/discarded', ({ message }) => {
+      discarded.push(message.id);
+    });
     const a = f.agent.send('a', 'next-turn', false);
     const b = f.agent.send('b', 'next-turn', false);
     const c = f.agent.send('c', 'next-step', false);

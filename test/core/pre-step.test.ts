@@ -54,7 +54,9 @@ describe('agent/pre-step decides what the model sees', () => {
   it('a throwing listener fails the turn with a structured error, is reported, and the agent stays usable', async () => {
     const f = await fixture([{ text: 'recovered' }]);
     const errors: unknown[] = [];
-    f.harness.hooks.on('agent/error', ({ error, turn, step }) => errors.push({ error, turn, step }));
+    f.harness.hooks.on('agent/error', ({ error, turn, step }) => {
+      errors.push({ error, turn, step });
+    });
     let fail = true;
     f.harness.hooks.on('agent/pre-step', async (_payload, next) => {
       if (fail) {

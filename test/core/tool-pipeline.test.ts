@@ -70,7 +70,9 @@ describe('tool pipeline', () => {
       if (call.callId === 'b') return { kind: 'block', feedback: 'policy: no greeting B' };
       return next();
     });
-    f.harness.hooks.on('tools/result', ({ call, result }) => finals.push(`${call.callId}:${result.isError}`));
+    f.harness.hooks.on('tools/result', ({ call, result }) => {
+      finals.push(`${call.callId}:${result.isError}`);
+    });
     f.agent.followup('go');
     await f.agent.whenIdle();
     const results = dataOf<ResultData>(f.agent, 'tool/result');
