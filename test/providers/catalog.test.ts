@@ -100,3 +100,18 @@ describe('cost', () => {
     expect(formatCost(0.0012)).toBe('$0.0012');
   });
 });
+
+describe('adapters describe catalog models by default', () => {
+  it('answers describeModel from the catalog under the provider id', async () => {
+    const { OpenAICompatibleProvider, AnthropicProvider } = await import('../../src/index.ts');
+    const deepseek = new OpenAICompatibleProvider({ provider: 'deepseek', baseUrl: 'http://127.0.0.1:9' });
+    expect(deepseek.describeModel('deepseek-reasoner')).toMatchObject({
+      contextWindow: 128_000,
+      reasoning: true,
+    });
+    expect(deepseek.describeModel('nope')).toBeUndefined();
+    expect(new AnthropicProvider().describeModel('claude-haiku-4-5-20251001')).toMatchObject({
+      maxOutputTokens: 64_000,
+    });
+  });
+});

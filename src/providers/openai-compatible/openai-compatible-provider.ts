@@ -8,6 +8,7 @@ import type {
 } from '../../llm/index.ts';
 import { LlmError } from '../../llm/index.ts';
 import { defaultIdleTimeoutMs, streamServerSentEvents, validBaseUrl } from '../http/index.ts';
+import { lookupModel } from '../catalog/index.ts';
 import { buildChatCompletionsBody } from './openai-request.ts';
 import type { OpenAIRequestStyle } from './openai-request.ts';
 import { translateChatCompletionsStream } from './openai-stream.ts';
@@ -22,7 +23,7 @@ export interface OpenAICompatibleProviderOptions {
   apiKey?: string | undefined;
   /** Facts about the models this provider serves (context window, output limit, prices). */
   models?: Readonly<Record<string, ModelInfo>> | undefined;
-  /** Facts for a model `models` does not list (conservative defaults, typically). */
+  /** Facts for a model `models` does not list; the built-in catalog under this provider id by default. */
   fallbackModel?: ((model: string) => ModelInfo | undefined) | undefined;
   /** Longest silence allowed while waiting for headers or between stream reads; 120 s by default. */
   idleTimeoutMs?: number | undefined;
@@ -75,7 +76,8 @@ export class OpenAICompatibleProvider implements LlmAdapter {
   }
 
   describeModel(model: string): ModelInfo | undefined {
-    return this.#options.models?.[model] ?? this.#options.fallbackModel?.(model);
+    const fallback = this.#options.fallbackModel ?? ((name: string) => lookupModel(this.provider, name));
+    return this.#options.models?.[model] ?? fallback(model);
   }
 
   prepare(config: LlmCallConfig): LlmCallConfig {
