@@ -340,7 +340,13 @@ async function getSettings(context: ApiContext): Promise<ApiAnswer> {
       },
     };
   }
-  return { body: { ...(await settings.describe()), editable: settings.setProviderKey !== undefined } };
+  return {
+    body: {
+      ...(await settings.describe()),
+      editable: settings.setProviderKey !== undefined,
+      approvalModeEditable: settings.setApprovalMode !== undefined,
+    },
+  };
 }
 
 async function setKey(context: ApiContext, [provider]: readonly string[], body: unknown): Promise<ApiAnswer> {

@@ -98,4 +98,5 @@ export interface SettingsView {
   configPath?: string;
   help?: string;
   editable?: boolean;
+  approvalModeEditable?: boolean;
 }

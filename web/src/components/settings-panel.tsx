@@ -58,11 +58,17 @@ export function SettingsPanel(props: { onClose: () => void; onError: (error: unk
               <div class="key-form">
                 <label>
                   Provider
-                  <input
+                  <select
                     value={provider}
-                    placeholder="deepseek"
-                    onInput={(event) => setProvider((event.target as HTMLInputElement).value)}
-                  />
+                    onChange={(event) => setProvider((event.target as HTMLSelectElement).value)}
+                  >
+                    <option value="">Choose…</option>
+                    {view.providers.map((entry) => (
+                      <option key={entry.provider} value={entry.provider}>
+                        {entry.provider}
+                      </option>
+                    ))}
+                  </select>
                 </label>
                 <label>
                   API key
@@ -88,21 +94,28 @@ export function SettingsPanel(props: { onClose: () => void; onError: (error: unk
                 Config: <code>{view.configPath}</code>
               </p>
             )}
-            {view.approvalModes !== undefined && view.approvalModes.length > 0 && (
-              <label class="approval-mode">
-                Approval mode
-                <select
-                  value={view.approvalMode ?? ''}
-                  onChange={(event) => setMode((event.target as HTMLSelectElement).value)}
-                >
-                  {view.approvalModes.map((mode) => (
-                    <option key={mode} value={mode}>
-                      {mode}
-                    </option>
-                  ))}
-                </select>
-              </label>
-            )}
+            {view.approvalMode !== undefined &&
+              (view.approvalModeEditable === true && view.approvalModes !== undefined ? (
+                <label class="approval-mode">
+                  Approval mode
+                  <select
+                    value={view.approvalMode}
+                    onChange={(event) => setMode((event.target as HTMLSelectElement).value)}
+                  >
+                    {view.approvalModes.map((mode) => (
+                      <option key={mode} value={mode}>
+                        {mode}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              ) : (
+                <p class="help">
+                  Approval mode: <strong>{view.approvalMode}</strong>
+                  {view.approvalModes !== undefined &&
+                    ` (one of ${view.approvalModes.join(', ')}; start \`rein web --approve MODE\` to change it)`}
+                </p>
+              ))}
           </>
         )}
         <div class="actions">
