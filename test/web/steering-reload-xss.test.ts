@@ -2,6 +2,7 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Agent, AnySessionEvent, Tool, UserMessage } from '../../src/index.ts';
 import { defineTool } from '../../src/index.ts';
+import { startReinServer } from '../../src/server/index.ts';
 import { deferred } from '../../src/testing/index.ts';
 import type { ServerFixture } from '../server/support.ts';
 import { readFileTool, serverFixture } from '../server/support.ts';
@@ -159,6 +160,37 @@ describe.skipIf(!hasChromium)('Web UI: steering, queueing, reload, untrusted tex
         .eventsOfType('user/message')
         .map((event) => (event.data.content[0] as { text: string }).text);
       expect(sent).toEqual(['first', 'the parked question']);
+    },
+    browserTestTimeout,
+  );
+
+  it(
+    'reconnects by itself when the server restarts mid-stream: no gap, no duplicate, same transcript',
+    async () => {
+      const deltas = Array.from({ length: 60 }, (_, index) => `part${index} `);
+      f = await serverFixture([{ text: deltas, delayMs: 50 }], { server: { webRoot: web.webRoot } });
+      const { page, problems } = await openPage(context, f.server.url);
+      await page.getByTestId('composer-input').fill('stream please');
+      await page.getByTestId('composer-input').press('Enter');
+      await page.locator('[data-testid="assistant-message"][data-streaming="true"]').waitFor();
+      const { port, token } = f.server;
+      await f.server.close();
+      await page.getByTestId('connection').waitFor();
+      // The agent keeps going while no server is up; a new server with the same port and token comes back.
+      const restarted = await startReinServer({ harness: f.harness, port, token, webRoot: web.webRoot });
+      try {
+        await page.locator('[data-testid="turn-end"][data-turn-end="completed"]').waitFor();
+        await page.getByTestId('connection').waitFor({ state: 'detached' });
+        const html = await transcriptHtml(page);
+        expect(html).toContain('part59');
+        expect(html.split('part30 ').length).toBe(2);
+        const { page: fresh } = await openPage(context, restarted.url + new URL(page.url()).hash);
+        await fresh.locator('[data-testid="turn-end"][data-turn-end="completed"]').waitFor();
+        expect(await transcriptHtml(fresh)).toBe(html);
+        expect(problems).toEqual([]);
+      } finally {
+        await restarted.close();
+      }
     },
     browserTestTimeout,
   );
