@@ -108,7 +108,8 @@ export function agentsMdPlugin(options: AgentsMdOptions): {
   const filesFor = (requested: string): string[] => {
     let real: string;
     try {
-      real = realpathSync(isAbsolute(requested) ? requested : join(root, requested));
+      // Concatenated, not joined: the kernel, not a lexical fold, decides what `link/..` means.
+      real = realpathSync(isAbsolute(requested) ? requested : `${root}${sep}${requested}`);
     } catch {
       // The path does not exist (any more): it touched no directory worth describing.
       return [];

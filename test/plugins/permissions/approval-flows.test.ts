@@ -364,4 +364,39 @@ describe('modes, rules and the workspace boundary', () => {
     expect(existsSync(join(box.workspace, 'out.txt'))).toBe(false);
     await f.harness.dispose();
   });
+
+  it('spilled output is readable without approval, but never writable', async () => {
+    const f = await permissionFixture({
+      workspace: box.workspace,
+      reinHome: box.reinHome,
+      mode: 'ask',
+      rules: [{ decision: 'allow', tool: 'bash', command: 'seq *' }],
+      responses: [
+        { toolCalls: [bash('b', 'seq 1 20000')] },
+        (request) => {
+          const text = toolResultTexts(request).at(-1)!;
+          const file = /saved in (\S+) \.\.\.\]/.exec(text)![1]!;
+          return {
+            toolCalls: [
+              { id: 'r', name: 'read_file', arguments: { path: file, offset: 19999 } },
+              { id: 'w', name: 'write_file', arguments: { path: file, content: 'tampered' } },
+            ],
+          };
+        },
+        { text: 'ok' },
+      ],
+      approver: () => ({ decision: 'allow-once' }),
+    });
+    f.agent.followup('count');
+    await f.agent.whenIdle();
+    expect(f.asked).toEqual([]);
+    const results = loggedResults(f.agent);
+    expect(results[1]).toMatchObject({ callId: 'r', text: ' 19999\t19999\n 20000\t20000', isError: false });
+    expect(results[2]).toMatchObject({
+      callId: 'w',
+      code: 'TOOL_DENIED',
+      text: expect.stringContaining('it is protected'),
+    });
+    await f.harness.dispose();
+  });
 });
