@@ -131,6 +131,9 @@ async function drive(harness: ReinHarness, agent: Agent, options: DriveOptions):
     detachApprover?.();
   }
   output.live('exit', { sessionId: agent.id, reason: turnEnds.at(-1) ?? null });
+  if (output instanceof TextRunOutput && io.stderr.isTTY === true) {
+    output.notice(`session ${agent.id} · continue with: rein run --resume ${agent.id} "…"`);
+  }
   if (interrupt.pressed) return exitCodes.aborted;
   const last = turnEnds.at(-1);
   if (last === undefined) return exitCodes.ok;
