@@ -42,6 +42,8 @@ export async function openPage(
 ): Promise<{ page: Page; problems: string[] }> {
   const page = await browser.newPage();
   await page.setViewportSize({ width: 1180, height: 760 });
+  // Generous waits: CI shares two cores between the browser, the server and other test files.
+  page.setDefaultTimeout(60_000);
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
   page.on('console', (message) => {
