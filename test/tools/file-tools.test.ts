@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -54,6 +55,22 @@ describe('read_file', () => {
     });
     writeFiles(box.workspace, { 'empty.txt': '' });
     expect(textOf((await run(tools.read_file, { path: 'empty.txt' })).output)).toBe('empty.txt is empty.');
+  });
+
+  it('never blocks on a FIFO: read, write, edit and grep refuse it at once', async () => {
+    execFileSync('mkfifo', [join(box.workspace, 'pipe')]);
+    expect((await run(tools.read_file, { path: 'pipe' })).error).toMatchObject({ code: 'NOT_A_FILE' });
+    expect((await run(tools.write_file, { path: 'pipe', content: 'x' })).error).toMatchObject({
+      code: 'NOT_A_FILE',
+    });
+    expect(
+      (await run(tools.edit_file, { path: 'pipe', old_string: 'a', new_string: 'b' })).error,
+    ).toMatchObject({
+      code: 'NOT_A_FILE',
+    });
+    expect(textOf((await run(tools.grep, { pattern: 'x', path: 'pipe' })).output)).toContain(
+      '1 binary, unreadable or over-size files skipped',
+    );
   });
 
   it('names the bad field of wrongly typed or missing arguments', () => {

@@ -49,7 +49,8 @@ export function openForReading(
   const resolved = workspace.recheck(checked, 'read');
   let fd: number;
   try {
-    fd = openSync(resolved.real, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: opening a FIFO must not block the process waiting for a writer.
+    fd = openSync(resolved.real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     throw fileSystemFailure(error, checked.requested);
   }
@@ -97,7 +98,7 @@ export function readTextFile(
 export function existingFile(workspace: Workspace, checked: ResolvedPath): boolean {
   let opened: ReturnType<typeof openForReading>;
   try {
-    opened = openForReading(workspace, { ...checked });
+    opened = openForReading(workspace, checked);
   } catch (error) {
     if (error instanceof ToolError && error.code === 'FILE_NOT_FOUND') return false;
     throw error;
@@ -123,7 +124,11 @@ export function writeTextFile(workspace: Workspace, checked: ResolvedPath, conte
   try {
     fd = openSync(
       resolved.real,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
+      constants.O_WRONLY |
+        constants.O_CREAT |
+        constants.O_TRUNC |
+        constants.O_NOFOLLOW |
+        constants.O_NONBLOCK,
       0o666,
     );
   } catch (error) {

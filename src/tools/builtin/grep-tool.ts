@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import picomatch from 'picomatch';
 import { defineTool } from '../tool.ts';
@@ -158,7 +158,7 @@ export function createGrepTool(settings: BuiltinSettings): Tool<GrepArgs> {
 function readSearchable(path: string, maxBytes: number): string | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
     const info = fstatSync(fd);
     if (!info.isFile() || info.size > maxBytes) return undefined;
     const buffer = Buffer.alloc(info.size);
