@@ -9,7 +9,7 @@ import { createHarness, createUserMessage } from '../../src/index.ts';
 import { DiskSessionStore, SessionCorruptError, SessionLockedError } from '../../src/session/stores/index.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 import { scenarioTools } from '../fixtures/session/crash-scenario-script.ts';
-import { appendTextTurn } from './store-conformance.ts';
+import { appendOpenToolTurn, appendTextTurn } from './store-conformance.ts';
 
 let directory: string;
 let root: string;
@@ -300,5 +300,27 @@ describe('DiskSessionStore: one writer per session', () => {
     expect((await store.read('held')).events.length).toBeGreaterThan(0);
     expect(await store.holderOf('held')).toMatchObject({ pid: process.ppid });
     expect(JSON.parse(await readFile(lock, 'utf8'))).toEqual(holder);
+  });
+
+  it('forks a session another live process writes before its open turn, without repairing it', async () => {
+    const writer = new DiskSessionStore({ root });
+    const session = await writer.create({ id: 'running' });
+    appendTextTurn(session, 'one', 'a');
+    const boundary = session.length;
+    appendOpenToolTurn(session);
+    await writer.flush(session);
+    // Hand the lock to a live process that is not this store, as a second process would see it.
+    await writeFile(
+      join(root, 'running.lock'),
+      JSON.stringify({ pid: process.ppid, host: hostname(), acquiredAt: Date.now(), token: 'other' }),
+    );
+    const reader = new DiskSessionStore({ root });
+    const fork = await reader.fork('running', { id: 'running-fork' });
+    expect(fork.seedLength).toBe(boundary);
+    const events = (await reader.read('running-fork')).events;
+    expect(events.map((event) => event.type)).not.toContain('tool/call');
+    // Releasing leaves the other holder's lock in place (it is not ours).
+    await writer.release(session);
+    expect(JSON.parse(await readFile(join(root, 'running.lock'), 'utf8'))).toMatchObject({ token: 'other' });
   });
 });

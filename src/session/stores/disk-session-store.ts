@@ -208,8 +208,10 @@ export class DiskSessionStore implements SessionStore {
     } else {
       const parsed = await this.#parse(id, path, options.salvage === true);
       parent = parsed.header;
-      // A stored log may end inside a crashed turn: close it (as a resume would) so the fork keeps it.
-      events = repairInterruptedTail(parsed.events);
+      // A log another live process writes is cut before its open turn; a log nobody holds may end
+      // inside a crashed turn, which is closed (as a resume would) so that the fork keeps it.
+      const heldElsewhere = (await readSessionLockHolder(join(this.root, `${id}.lock`))) !== undefined;
+      events = heldElsewhere ? parsed.events : repairInterruptedTail(parsed.events);
     }
     const prefix = forkPrefix(events, options.atTurn);
     const session = await this.create(forkHeader(parent, options.id ?? randomUUID(), prefix.length), {
