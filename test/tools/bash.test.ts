@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Tool } from '../../src/index.ts';
+import { eventsOf } from '../../src/testing/index.ts';
+import { loggedResults, permissionFixture } from '../plugins/permissions/support.ts';
 import type { Sandbox } from './support.ts';
 import { metaOf, run, sandbox, textOf, toolContext, toolsOf } from './support.ts';
 
@@ -120,5 +122,26 @@ describe('bash', () => {
     const [pid] = pidsIn(textOf(result.output));
     expect(pid).toBeGreaterThan(0);
     await waitFor(() => !alive(pid!), 10_000);
+  }, 30_000);
+
+  it('Stop while bash runs under an agent: the call gets its aborted result and the group is gone', async () => {
+    const f = await permissionFixture({
+      workspace: box.workspace,
+      reinHome: box.reinHome,
+      mode: 'yolo',
+      responses: [{ toolCalls: [{ id: 'b', name: 'bash', arguments: { command: spawnFamily } }] }],
+    });
+    f.agent.followup('run the family');
+    const pidFile = join(box.workspace, 'pids');
+    await waitFor(() => existsSync(pidFile) && pidsIn(readFileSync(pidFile, 'utf8')).length === 4);
+    const pids = pidsIn(readFileSync(pidFile, 'utf8'));
+    f.agent.cancel({ kind: 'user' });
+    await f.agent.whenIdle();
+    expect(pids.filter(alive)).toEqual([]);
+    expect(loggedResults(f.agent)).toEqual([
+      { callId: 'b', text: 'Error: tool call aborted', isError: true, code: 'ABORTED' },
+    ]);
+    expect(eventsOf(f.agent.session, 'turn/end')).toEqual([{ turn: 1, reason: { kind: 'aborted' } }]);
+    await f.harness.dispose();
   }, 30_000);
 });

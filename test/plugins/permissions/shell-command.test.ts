@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CallFacts } from '../../../src/index.ts';
-import { evaluatePermission, parseShellCommand } from '../../../src/index.ts';
+import { evaluatePermission, parseShellCommand, permissionsPlugin } from '../../../src/index.ts';
 
 const raws = (command: string) => parseShellCommand(command).parts.map((part) => part.raw);
 
@@ -81,5 +81,20 @@ describe('command rules', () => {
     expect(decide('git status; (cd x && rm -rf .)')).toBe('deny');
     expect(decide('git status > status.txt')).toBe('ask');
     expect(decide(`bash -c 'git status'`)).toBe('ask');
+  });
+});
+
+describe('permissionsPlugin options', () => {
+  it('rejects an unknown mode or a rule without a decision with a typed error', () => {
+    expect(() => permissionsPlugin({ mode: 'careful' as never, workspace: '.' })).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS' }),
+    );
+    expect(() =>
+      permissionsPlugin({
+        mode: 'ask',
+        workspace: '.',
+        rules: [{ decision: 'maybe' as never, tool: 'bash' }],
+      }),
+    ).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS' }));
   });
 });
