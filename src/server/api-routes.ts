@@ -1,6 +1,6 @@
 import { isAbsolute } from 'node:path';
-import type { Agent, ApprovalDecision, Harness, ModelInfo } from '../index.ts';
-import { HarnessError } from '../index.ts';
+import type { Agent, ApprovalDecision, Harness, ModelInfo, SessionSummary } from '../index.ts';
+import { HarnessError, summarizeSession } from '../index.ts';
 import { HttpError } from './http-error.ts';
 import type { ReinServerOptions } from './server-options.ts';
 import type { SessionHub } from './session-hub.ts';
@@ -378,10 +378,12 @@ async function setApprovalMode(
   return getSettings(context);
 }
 
-async function summaryOf(context: ApiContext, sessionId: string): Promise<unknown> {
-  const found = (await context.harness.store.list()).find((summary) => summary.id === sessionId);
-  if (found === undefined) throw new HttpError(404, 'SESSION_NOT_FOUND', `no session ${sessionId}`);
-  return found;
+async function summaryOf(context: ApiContext, sessionId: string): Promise<SessionSummary> {
+  const agent = context.harness.agents.get(sessionId);
+  if (agent !== undefined) return summarizeSession(agent.session.header, agent.session.events);
+  // Throws SESSION_NOT_FOUND (404) for an unknown id; reads one log, never the whole store.
+  const { header, events } = await context.harness.store.read(sessionId);
+  return summarizeSession(header, events);
 }
 
 function liveOrThrow(context: ApiContext, sessionId: string): Agent {
