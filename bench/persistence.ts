@@ -110,31 +110,34 @@ export function buildLog(count: number): readonly AnySessionEvent[] {
   return session.events;
 }
 
-/** Child phase: one cold measurement of loading the stored session, printed as JSON. */
-async function measureColdLoad(root: string): Promise<void> {
-  const startRead = performance.now();
-  const read = await new DiskSessionStore({ root }).read('bench');
-  const readMs = performance.now() - startRead;
+/** What one fresh process measures. */
+type ColdPhase = 'read' | 'open' | 'resume' | 'baseline';
 
-  const startBaseline = performance.now();
-  const memory = new Session({ header: read.header, seed: read.events });
-  const baselineMs = performance.now() - startBaseline;
-
-  const store = new DiskSessionStore({ root });
-  const startOpen = performance.now();
-  const opened = await store.open('bench');
-  const openMs = performance.now() - startOpen;
-  await store.release(opened);
-
-  const harness = createHarness({ store: new DiskSessionStore({ root }) });
-  const startResume = performance.now();
-  const agent = await harness.resumeAgent('bench', { provider: 'scripted', model: 'bench-model' });
-  const resumeMs = performance.now() - startResume;
-  const events = agent.session.length;
-  await harness.dispose();
-  process.stdout.write(
-    JSON.stringify({ readMs, openMs, resumeMs, baselineMs, events: memory.length, resumed: events }),
-  );
+/** Child phase: one cold measurement (wall and CPU ms) in a fresh process, printed as JSON. */
+async function measureColdLoad(root: string, phase: ColdPhase): Promise<void> {
+  // The baseline needs the events in memory first; reading them is not part of what it measures.
+  const seed = phase === 'baseline' ? await new DiskSessionStore({ root }).read('bench') : undefined;
+  const cpuBefore = process.cpuUsage();
+  const start = performance.now();
+  let events: number;
+  if (phase === 'read') {
+    events = (await new DiskSessionStore({ root }).read('bench')).events.length;
+  } else if (phase === 'open') {
+    const store = new DiskSessionStore({ root });
+    const session = await store.open('bench');
+    events = session.length;
+    await store.release(session);
+  } else if (phase === 'resume') {
+    const harness = createHarness({ store: new DiskSessionStore({ root }) });
+    const agent = await harness.resumeAgent('bench', { provider: 'scripted', model: 'bench-model' });
+    events = agent.session.length;
+    await harness.dispose();
+  } else {
+    events = new Session({ header: seed!.header, seed: seed!.events }).length;
+  }
+  const wallMs = performance.now() - start;
+  const cpu = process.cpuUsage(cpuBefore);
+  process.stdout.write(JSON.stringify({ wallMs, cpuMs: (cpu.user + cpu.system) / 1000, events }));
 }
 
 /** Runs `steps` steps of one no-op tool call each; returns µs per step (the model is instant). */
@@ -183,33 +186,38 @@ async function main(): Promise<void> {
     );
 
     const script = fileURLToPath(import.meta.url);
-    const cold: { readMs: number; openMs: number; resumeMs: number; baselineMs: number }[] = [];
-    for (let rep = 0; rep < reps; rep++) {
-      const child = spawnSync(
-        process.execPath,
-        ['--import', 'tsx', script, '--phase=load', `--root=${root}`],
-        {
-          encoding: 'utf8',
-        },
-      );
-      if (child.status !== 0) throw new Error(`cold load failed: ${child.stderr}`);
-      cold.push(JSON.parse(child.stdout) as (typeof cold)[number]);
-    }
-    const baseline = median(cold.map((row) => row.baselineMs));
-    console.log(
-      `Cold load, ${reps} fresh processes (median ms; ratio to the in-memory construction of the same log):`,
+    const phases: [ColdPhase, string][] = [
+      ['read', 'read (parse only)'],
+      ['open', 'open (parse, validate, lock, release)'],
+      ['resume', 'harness.resumeAgent + dispose'],
+      ['baseline', 'in-memory construction (baseline)'],
+    ];
+    const cold = new Map<ColdPhase, { wallMs: number; cpuMs: number }[]>(
+      phases.map(([phase]) => [phase, []]),
     );
-    for (const [label, key] of [
-      ['read (parse only)', 'readMs'],
-      ['open (parse + validate + lock)', 'openMs'],
-      ['harness.resumeAgent', 'resumeMs'],
-    ] as const) {
-      const value = median(cold.map((row) => row[key]));
+    for (let rep = 0; rep < reps; rep++) {
+      for (const [phase] of phases) {
+        const child = spawnSync(
+          process.execPath,
+          ['--import', 'tsx', script, '--phase=load', `--what=${phase}`, `--root=${root}`],
+          { encoding: 'utf8' },
+        );
+        if (child.status !== 0) throw new Error(`cold ${phase} failed: ${child.stderr}`);
+        cold.get(phase)!.push(JSON.parse(child.stdout) as { wallMs: number; cpuMs: number });
+      }
+    }
+    const baseline = median(cold.get('baseline')!.map((row) => row.wallMs));
+    console.log(
+      `Cold load, one fresh process per measurement, ${reps} each (median; wall ratio to the in-memory baseline):`,
+    );
+    for (const [phase, label] of phases) {
+      const wall = median(cold.get(phase)!.map((row) => row.wallMs));
+      const cpu = median(cold.get(phase)!.map((row) => row.cpuMs));
       console.log(
-        `  ${label.padEnd(32)} ${value.toFixed(0).padStart(6)} ms   ${(value / baseline).toFixed(2)}×`,
+        `  ${label.padEnd(40)} ${wall.toFixed(0).padStart(6)} ms wall ${cpu.toFixed(0).padStart(6)} ms CPU   ${(wall / baseline).toFixed(2)}×`,
       );
     }
-    console.log(`  ${'in-memory baseline'.padEnd(32)} ${baseline.toFixed(0).padStart(6)} ms\n`);
+    console.log('');
 
     const variants: [string, () => SessionStore][] = [
       ['memory (baseline)', () => new MemorySessionStore()],
@@ -244,7 +252,8 @@ async function main(): Promise<void> {
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   if (process.argv.includes('--phase=load')) {
     const root = process.argv.find((arg) => arg.startsWith('--root='))!.slice('--root='.length);
-    await measureColdLoad(root);
+    const what = process.argv.find((arg) => arg.startsWith('--what='))!.slice('--what='.length);
+    await measureColdLoad(root, what as ColdPhase);
   } else {
     await main();
   }
