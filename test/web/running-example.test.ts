@@ -1,8 +1,10 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Agent } from '../../src/index.ts';
+import type { Agent, Tool } from '../../src/index.ts';
+import { builtinTools } from '../../src/index.ts';
 import type { ServerFixture } from '../server/support.ts';
 import { serverFixture, typesOf } from '../server/support.ts';
 import { browserTestTimeout, buildTestWeb, hasChromium, launchBrowser, openPage } from './support.ts';
@@ -156,6 +158,62 @@ describe.skipIf(!hasChromium)('Web UI: the running example in a real browser', (
         { kind: 'completed' },
       ]);
       expect(problems).toEqual([]);
+    },
+    browserTestTimeout,
+  );
+
+  it(
+    "shows the agent's todo list and the diff of an edit made by the real builtin tools",
+    async () => {
+      const workspace = await mkdtemp(join(tmpdir(), 'rein-ws-'));
+      const home = await mkdtemp(join(tmpdir(), 'rein-home-'));
+      await writeFile(join(workspace, 'notes.md'), 'alpha\nbeta\n');
+      const tools = builtinTools({ workspace, reinHome: home }).filter((tool) =>
+        ['edit_file', 'todo_write'].includes(tool.name),
+      ) as Tool<never>[];
+      f = await serverFixture(
+        [
+          {
+            toolCalls: [
+              {
+                id: 'todo',
+                name: 'todo_write',
+                arguments: {
+                  todos: [
+                    { content: 'Rename beta', status: 'in_progress' },
+                    { content: 'Report back', status: 'pending' },
+                  ],
+                },
+              },
+            ],
+          },
+          {
+            toolCalls: [
+              {
+                id: 'edit',
+                name: 'edit_file',
+                arguments: { path: 'notes.md', old_string: 'beta', new_string: 'gamma' },
+              },
+            ],
+          },
+          { text: 'Renamed.' },
+        ],
+        { tools, server: { webRoot: web.webRoot, cwd: workspace } },
+      );
+      const { page, problems } = await openPage(context, f.server.url);
+      await page.getByTestId('composer-input').fill('Rename beta to gamma');
+      await page.getByTestId('composer-input').press('Enter');
+      await page.locator('[data-testid="turn-end"][data-turn-end="completed"]').waitFor();
+      const todos = page.getByTestId('todo-list');
+      expect(await todos.textContent()).toContain('Rename beta');
+      expect(await todos.locator('.todo-in_progress').count()).toBe(1);
+      const edit = page.locator('[data-testid="tool-card"][data-call-id="edit"]');
+      expect(await edit.locator('.diff .diff-add').allTextContents()).toEqual(['+gamma\n']);
+      expect(await edit.locator('.diff .diff-del').allTextContents()).toEqual(['-beta\n']);
+      expect(await readFile(join(workspace, 'notes.md'), 'utf8')).toBe('alpha\ngamma\n');
+      expect(problems).toEqual([]);
+      await rm(workspace, { recursive: true, force: true });
+      await rm(home, { recursive: true, force: true });
     },
     browserTestTimeout,
   );
