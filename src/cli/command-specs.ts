@@ -122,6 +122,11 @@ export const forkSpec: CommandSpec = {
   maxPositionals: 1,
   options: [
     {
+      name: 'salvage',
+      type: 'boolean',
+      description: 'Fork a log that no longer loads from its last good record.',
+    },
+    {
       name: 'at',
       type: 'string',
       value: 'turn',

@@ -201,6 +201,10 @@ async function storeCheck(harness: ReinHarness): Promise<DoctorCheck> {
   }
   const broken: string[] = [];
   for (const row of rows) {
+    if (row.corrupt !== undefined) {
+      broken.push(`${row.id} (unreadable from line ${row.corrupt.line}, byte ${row.corrupt.offset})`);
+      continue;
+    }
     try {
       await harness.store.read(row.id);
     } catch (error) {
@@ -214,7 +218,7 @@ async function storeCheck(harness: ReinHarness): Promise<DoctorCheck> {
       name: 'store',
       status: 'fail',
       detail: `${broken.length} of ${rows.length} sessions do not load: ${broken.join('; ')}`,
-      fix: 'keep what is readable with rein fork <id> (from the last good record), or remove them with rein rm <id>',
+      fix: 'keep what is readable with rein fork --salvage <id> (a new session from the last good record), or remove them with rein rm <id>',
     };
   }
   return {

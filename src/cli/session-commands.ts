@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import type { ReinHarness, SessionSummary } from '../index.ts';
+import type { ReinHarness, SessionForkOptions, SessionSummary } from '../index.ts';
 import { compactSession, createReinHarness, parseModelRoute } from '../index.ts';
 import { CliError, exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
@@ -96,9 +96,10 @@ export async function showCommand(parsed: ParsedCommand, io: CliIo): Promise<num
 export async function forkCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const id = requireId('fork', parsed);
   const atTurn = positiveIntegerOption(forkSpec, parsed.values, 'at');
-  const header = await withHarness(io, async (harness) =>
-    harness.store.fork(id, atTurn !== undefined ? { atTurn } : {}),
-  );
+  const options: SessionForkOptions = {};
+  if (atTurn !== undefined) options.atTurn = atTurn;
+  if (parsed.values.salvage === true) options.salvage = true;
+  const header = await withHarness(io, async (harness) => harness.store.fork(id, options));
   io.stdout.write(`${header.id}\n`);
   if (io.stderr.isTTY === true)
     io.stderr.write(`Forked ${id}. Continue it with: rein run --resume ${header.id} "…"\n`);
