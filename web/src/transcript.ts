@@ -166,7 +166,7 @@ export class Transcript {
     return true;
   }
 
-  /** The pending approvals that are still open in the log (a fallback when live state lags). */
+  /** The tool card of the call an approval request is about, if the log has shown it. */
   cardFor(request: ApprovalRequest): ToolCard | undefined {
     return this.#tools.get(request.callId);
   }
