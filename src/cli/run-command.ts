@@ -1,7 +1,15 @@
 import { access, constants, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Agent, AnySessionEvent, PermissionMode, ReinHarness, TurnEndReason } from '../index.ts';
-import { permissionModes, createReinHarness, parseModelRoute, reject } from '../index.ts';
+import {
+  DiskSessionStore,
+  createReinHarness,
+  parseModelRoute,
+  permissionModes,
+  reinSessionsDirectory,
+  reject,
+  resolveReinHome,
+} from '../index.ts';
 import { CliError, exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import { readAll } from './cli-io.ts';
@@ -27,7 +35,7 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
     throw usageError('run', "use either '--resume <id>' or '--continue', not both");
   const model = stringOption(values, 'model');
   if (model !== undefined) checkModel('run', model);
-  const cwd = await resolveWorkspace(io.cwd, stringOption(values, 'cwd'));
+  const cwd = await workspaceFor(io, stringOption(values, 'cwd'), resumeId);
   const prompt = await resolvePrompt(parsed, io);
   const output: RunOutput = values.json === true ? new JsonRunOutput(io) : new TextRunOutput(io);
   const interrupt = new InterruptState();
@@ -125,6 +133,8 @@ async function drive(harness: ReinHarness, agent: Agent, options: DriveOptions):
     },
   });
   try {
+    // Ctrl-C while the session was being opened: stop before any turn starts.
+    if (interrupt.pressed) return exitCodes.aborted;
     agent.followup(options.prompt);
     await agent.whenIdle();
   } finally {
@@ -186,14 +196,13 @@ class InterruptState {
   bind(reactions: { first: () => void; second: () => Promise<void> }): void {
     this.#first = reactions.first;
     this.#second = reactions.second;
-    if (this.#presses > 0) reactions.first();
   }
 
   press(): void {
     this.#presses++;
     if (this.#presses === 1) {
+      // Before the agent exists there is nothing to cancel; the run checks `pressed` and stops.
       this.#first?.();
-      if (this.#first === undefined && this.#second === undefined) return;
     } else if (this.#presses === 2) {
       if (this.#second === undefined) process.exit(exitCodes.aborted);
       void this.#second();
@@ -244,6 +253,26 @@ export async function latestSessionIn(harness: ReinHarness, cwd: string): Promis
     if (header.origin !== 'subagent') return row.id;
   }
   return undefined;
+}
+
+/**
+ * The workspace of the run: `--cwd` (or the current directory); for `--resume`, the session's own
+ * workspace, since the tools are confined to it — a different explicit `--cwd` is refused.
+ */
+async function workspaceFor(
+  io: CliIo,
+  option: string | undefined,
+  resumeId: string | undefined,
+): Promise<string> {
+  if (resumeId === undefined) return resolveWorkspace(io.cwd, option);
+  const store = new DiskSessionStore({ root: reinSessionsDirectory(resolveReinHome(undefined, io.env)) });
+  const { header } = await store.read(resumeId);
+  if (header.cwd === undefined) return resolveWorkspace(io.cwd, option);
+  const own = await resolveWorkspace(io.cwd, header.cwd);
+  if (option !== undefined && (await resolveWorkspace(io.cwd, option)) !== own) {
+    throw usageError('run', `session ${resumeId} works in ${own}; leave out '--cwd' to resume it there`);
+  }
+  return own;
 }
 
 /** Checks `--approve`; a usage error for an unknown mode. */

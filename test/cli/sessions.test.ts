@@ -71,21 +71,33 @@ describe('rein sessions, show, fork and rm against real stored sessions', () => 
     expect(rows).toHaveLength(3);
     expect(rows.find((row) => row.id === forkId)).toMatchObject({ parentSession: firstId, turns: 1 });
 
+    // Resumed from another directory, the session keeps its own workspace (the tools are confined to it).
     const resumed = await runRein(['run', '--resume', forkId, '--json', 'and a follow-up'], {
-      cwd: box.workspace,
+      cwd: box.root,
       env: box.env,
     });
     expect(resumed.code).toBe(0);
     const resumedLog = parseJsonLines(resumed.stdout);
     expect(resumedLog.live.find((line) => line.type === 'session')!.data).toMatchObject({
       id: forkId,
+      cwd: box.workspace,
       resumed: true,
     });
     expect(resumedLog.durable.find((line) => line.type === 'turn/start')!.data).toEqual({ turn: 2 });
+    const readResult = resumedLog.durable.find((line) => line.type === 'tool/result')!;
+    expect(readResult.data).not.toHaveProperty('error');
     expect(resumedLog.durable.at(-1)).toMatchObject({
       type: 'turn/end',
       data: { turn: 2, reason: { kind: 'completed' } },
     });
+    const elsewhere = await runRein(['run', '--resume', forkId, '--cwd', box.root, 'no'], {
+      cwd: box.workspace,
+      env: box.env,
+    });
+    expect(elsewhere.code).toBe(2);
+    expect(elsewhere.stderr).toMatch(
+      /^rein: session \S+ works in \S+; leave out '--cwd' to resume it there\n/,
+    );
 
     const badFork = await runRein(['fork', firstId, '--at', '7'], { cwd: box.workspace, env: box.env });
     expect(badFork.code).toBe(1);
