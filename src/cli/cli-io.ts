@@ -18,13 +18,33 @@ export interface CliIo {
 export function processIo(): CliIo {
   return {
     stdin: process.stdin,
-    stdout: process.stdout,
-    stderr: process.stderr,
+    stdout: tolerantOfClosedReader(process.stdout),
+    stderr: tolerantOfClosedReader(process.stderr),
     env: process.env,
     cwd: process.cwd(),
   };
 }
 
+/**
+ * Wraps a process stream so that a reader that went away (`rein run --json | head -1`: EPIPE) stops the
+ * output instead of crashing the run; the run still finishes and its log is flushed.
+ */
+function tolerantOfClosedReader(stream: NodeJS.WriteStream): CliWritable {
+  let closed = false;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    closed = true;
+  });
+  return {
+    write: (text: string) => (closed ? false : stream.write(text)),
+    get isTTY() {
+      return stream.isTTY;
+    },
+    get columns() {
+      return stream.columns;
+    },
+  };
+}
 /** Reads a whole stream as UTF-8 text. */
 export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const parts: Buffer[] = [];

@@ -116,7 +116,6 @@ async function drive(harness: ReinHarness, agent: Agent, options: DriveOptions):
           new TerminalApprover({
             io,
             mainSession: agent.id,
-            onInterrupt: () => interrupt.press(),
             beforePrompt: () => output.close(),
           }),
         )

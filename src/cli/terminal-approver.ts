@@ -4,24 +4,17 @@ import type { CliIo } from './cli-io.ts';
 
 /**
  * Asks approvals on the terminal, one at a time: allow once, allow for this session, or deny with an
- * optional reason. Ctrl-C while asking is passed to `onInterrupt` (the run cancels the turn).
+ * optional reason. Ctrl-C while asking is the run's SIGINT: it cancels the turn, and the question resolves aborted.
  */
 export class TerminalApprover implements Approver {
   readonly #io: CliIo;
   readonly #mainSession: string;
-  readonly #onInterrupt: () => void;
   readonly #before: () => void;
   #queue: Promise<void> = Promise.resolve();
 
-  constructor(options: {
-    io: CliIo;
-    mainSession: string;
-    onInterrupt: () => void;
-    beforePrompt?: () => void;
-  }) {
+  constructor(options: { io: CliIo; mainSession: string; beforePrompt?: () => void }) {
     this.#io = options.io;
     this.#mainSession = options.mainSession;
-    this.#onInterrupt = options.onInterrupt;
     this.#before = options.beforePrompt ?? (() => undefined);
   }
 
@@ -42,24 +35,29 @@ export class TerminalApprover implements Approver {
     out.write(`\n? ${request.name} needs your approval${who}\n`);
     out.write(`  arguments: ${prettyArguments(request.arguments)}\n`);
     if (request.reason !== undefined) out.write(`  reason:    ${request.reason}\n`);
-    const rl = createInterface({
-      input: this.#io.stdin,
-      output: this.#io.stderr as NodeJS.WritableStream,
-      terminal: true,
+    // Cooked mode: the terminal echoes and edits the line, and Ctrl-C stays a real SIGINT (the run's handler).
+    const rl = createInterface({ input: this.#io.stdin, terminal: false });
+    const lines: string[] = [];
+    let waiting: ((line: string | undefined) => void) | undefined;
+    rl.on('line', (line) => {
+      if (waiting !== undefined) {
+        const resolve = waiting;
+        waiting = undefined;
+        resolve(line);
+      } else lines.push(line);
     });
-    const question = (prompt: string): Promise<string | undefined> =>
-      new Promise((resolve) => {
-        const onAbort = (): void => resolve(undefined);
-        signal.addEventListener('abort', onAbort, { once: true });
-        rl.question(prompt, (text) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(text);
-        });
+    rl.on('close', () => waiting?.(undefined));
+    const onAbort = (): void => waiting?.(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const question = (prompt: string): Promise<string | undefined> => {
+      out.write(prompt);
+      const buffered = lines.shift();
+      if (buffered !== undefined) return Promise.resolve(buffered);
+      if (signal.aborted) return Promise.resolve(undefined);
+      return new Promise((resolve) => {
+        waiting = resolve;
       });
-    rl.on('SIGINT', () => {
-      rl.close();
-      this.#onInterrupt();
-    });
+    };
     try {
       for (;;) {
         const choice = await question('  [y] allow once  [a] allow for this session  [n] deny  > ');
@@ -82,6 +80,7 @@ export class TerminalApprover implements Approver {
         }
       }
     } finally {
+      signal.removeEventListener('abort', onAbort);
       rl.close();
     }
   }

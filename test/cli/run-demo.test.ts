@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from './rein-process.ts';
-import { parseJsonLines, runRein, sandbox } from './rein-process.ts';
+import { parseJsonLines, runRein, sandbox, startRein, waitForOutput } from './rein-process.ts';
 
 const readme = [
   '# Rein test project',
@@ -119,5 +119,27 @@ describe('rein run with the offline demo model', () => {
     );
     const after = await runRein(['sessions', '--json'], { cwd: box.workspace, env: box.env });
     expect((JSON.parse(after.stdout) as unknown[]).length).toBe(count);
+  }, 120_000);
+
+  it('a reader that goes away (| head) stops the output, not the run: exit 0 and the whole turn is stored', async () => {
+    const { child, result } = startRein(['run', '--json', 'read and leave early'], {
+      cwd: box.workspace,
+      env: { ...box.env, REIN_DEMO_DELAY_MS: '20' },
+    });
+    const seen = await waitForOutput(child, 'stdout', (text) => text.includes('"type":"session"'));
+    const id = (
+      JSON.parse(seen.split('\n').find((line) => line.includes('"type":"session"'))!) as {
+        data: { id: string };
+      }
+    ).data.id;
+    child.stdout!.destroy();
+    const finished = await result;
+    expect(finished.code).toBe(0);
+    expect(finished.stderr).toBe('');
+    const stored = await runRein(['show', '--json', id], { cwd: box.workspace, env: box.env });
+    expect(parseJsonLines(stored.stdout).durable.at(-1)).toMatchObject({
+      type: 'turn/end',
+      data: { turn: 1, reason: { kind: 'completed' } },
+    });
   }, 120_000);
 });

@@ -53,7 +53,7 @@ const prompt = '[y] allow once  [a] allow for this session  [n] deny  > ';
 describe('the terminal approval prompt', () => {
   it('allow once, allow for the session, deny with a reason — one question at a time', async () => {
     const term = terminal();
-    const approver = new TerminalApprover({ io: term.io, mainSession: 'main', onInterrupt: () => undefined });
+    const approver = new TerminalApprover({ io: term.io, mainSession: 'main' });
     const signal = new AbortController().signal;
     const first = approver.notify(request('c1'), signal);
     const second = approver.notify(request('c2'), signal);
@@ -78,7 +78,7 @@ describe('the terminal approval prompt', () => {
 
   it('an empty answer does not allow; cancelling while asking resolves aborted', async () => {
     const term = terminal();
-    const approver = new TerminalApprover({ io: term.io, mainSession: 'main', onInterrupt: () => undefined });
+    const approver = new TerminalApprover({ io: term.io, mainSession: 'main' });
     const controller = new AbortController();
     const pending = approver.notify(request('c4'), controller.signal);
     await term.waitFor(prompt);
