@@ -2,7 +2,6 @@
 // Prints one line `CELL {json}` on stdout.
 import type { BenchSubject, ParallelMode } from './subject.ts';
 import type { CellResult } from './workloads.ts';
-import { measureColdResume } from './resume.ts';
 import {
   measureLongSession,
   measureParallel,
@@ -15,7 +14,6 @@ import {
 export const subjectFiles: Readonly<Record<string, string>> = {
   rein: 'rein',
   'rein-scripted': 'rein',
-  'rein-disk': 'rein',
   pi: 'pi',
   'ai-sdk': 'ai-sdk',
   'openai-agents': 'openai-agents',
@@ -23,7 +21,7 @@ export const subjectFiles: Readonly<Record<string, string>> = {
 };
 
 /** The workloads a cell can run. */
-export type WorkloadName = 'steps' | 'stream' | 'parallel' | 'order' | 'session' | 'resume';
+export type WorkloadName = 'steps' | 'stream' | 'parallel' | 'order' | 'session';
 
 async function loadSubject(name: string): Promise<BenchSubject> {
   const file = subjectFiles[name];
@@ -31,10 +29,9 @@ async function loadSubject(name: string): Promise<BenchSubject> {
   // A computed specifier keeps the peers (installed only under bench/) out of the main typecheck.
   const module = (await import(new URL(`./adapters/${file}.ts`, import.meta.url).href)) as {
     subject: BenchSubject;
-    createReinSubject?: (options: { name: string; scripted?: boolean; disk?: boolean }) => BenchSubject;
+    createReinSubject?: (options: { name: string; scripted?: boolean }) => BenchSubject;
   };
   if (name === 'rein-scripted') return module.createReinSubject!({ name, scripted: true });
-  if (name === 'rein-disk') return module.createReinSubject!({ name, disk: true });
   return module.subject;
 }
 
@@ -50,8 +47,6 @@ async function runCell(subject: BenchSubject, workload: WorkloadName, param: str
       return probeResultOrder(subject);
     case 'session':
       return measureLongSession(subject, Number(param));
-    case 'resume':
-      return measureColdResume(Number(param));
   }
 }
 

@@ -1,9 +1,6 @@
 // Rein through its public SDK: createHarness, a fake LlmAdapter, one tool, followup + whenIdle.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { LlmAdapter, LlmRequest, SessionStore, StreamChunk, Tool } from '../../src/index.ts';
-import { DiskSessionStore, ScriptedProvider, createHarness, defineTool } from '../../src/index.ts';
+import type { LlmAdapter, LlmRequest, StreamChunk, Tool } from '../../src/index.ts';
+import { ScriptedProvider, createHarness, defineTool } from '../../src/index.ts';
 import type { ScriptedResponse } from '../../src/testing/index.ts';
 import { macrotask, modelClock, pacedBefore } from '../fake-model.ts';
 import type { BenchSubject, BenchTool, FakeReply, FakeScript, ParallelMode, PromptRun } from '../subject.ts';
@@ -12,8 +9,6 @@ import { parallelBound } from '../subject.ts';
 /** Options of a Rein subject: where sessions live, and which fake model plays the script. */
 export interface ReinSubjectOptions {
   name?: string;
-  /** Keeps sessions with the disk store in a temporary directory (removed on exit) instead of in memory. */
-  disk?: boolean;
   /** Plays the script with Rein's own ScriptedProvider (unpaced) instead of the shared paced fake model. */
   scripted?: boolean;
 }
@@ -124,16 +119,6 @@ function boundOf(mode: ParallelMode | undefined, calls: number): number | undefi
 
 /** Creates the Rein subject. */
 export function createReinSubject(options: ReinSubjectOptions = {}): BenchSubject {
-  let diskRoot: string | undefined;
-  const store = (): SessionStore | undefined => {
-    if (options.disk !== true) return undefined;
-    if (diskRoot === undefined) {
-      const root = mkdtempSync(join(tmpdir(), 'rein-bench-'));
-      process.once('exit', () => rmSync(root, { recursive: true, force: true }));
-      diskRoot = root;
-    }
-    return new DiskSessionStore({ root: diskRoot });
-  };
   const model = (script: FakeScript, onRequest?: PromptRun['onRequest']): LlmAdapter =>
     options.scripted === true
       ? new ScriptedProvider({
@@ -143,11 +128,9 @@ export function createReinSubject(options: ReinSubjectOptions = {}): BenchSubjec
       : new FakeReinModel(script, onRequest);
   const open = async (script: FakeScript, tool: BenchTool, run?: PromptRun) => {
     const bound = boundOf(run?.parallel, 16);
-    const sessions = store();
     const harness = createHarness({
       providers: [model(script, run?.onRequest)],
       tools: [reinTool(tool)],
-      ...(sessions !== undefined ? { store: sessions } : {}),
       ...(bound !== undefined ? { maxParallelToolCalls: bound } : {}),
     });
     const agent = await harness.createAgent({ provider: providerName, model: 'fake' });
