@@ -214,7 +214,8 @@ export class Session {
       frozenData = snapshotJson(data, `${type}.data`, false);
       if (options.sourceEventSeqs !== undefined)
         sources = snapshotJson([...options.sourceEventSeqs], `${type}.sourceEventSeqs`, false);
-      if (options.surfaceOp !== undefined) surfaceOp = snapshotJson(options.surfaceOp, `${type}.surfaceOp`, false);
+      if (options.surfaceOp !== undefined)
+        surfaceOp = snapshotJson(options.surfaceOp, `${type}.surfaceOp`, false);
     } catch (error) {
       if (error instanceof LosslessJsonError)
         throw new SessionError('INVALID_JSON_DATA', error.message, { cause: error });

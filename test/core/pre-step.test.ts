@@ -5,7 +5,7 @@ import { dataOf, fixture, types } from './support.ts';
 describe('agent/pre-step decides what the model sees', () => {
   it('a listener may rewrite the claimed messages; what it enters is what the model sees', async () => {
     const f = await fixture([{ text: 'ok' }]);
-    f.harness.hooks.on('agent/pre-step', async ({ messages }, next) => {
+    f.harness.hooks.on('agent/pre-step', async (_payload, next) => {
       const downstream = await next();
       if (downstream.kind !== 'enter') return downstream;
       const note = createUserMessage('[context] the repo uses vitest', {

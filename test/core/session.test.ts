@@ -43,7 +43,6 @@ describe('session log: append contract', () => {
       { value: new Date() },
       { value: () => 1 },
       cyclic,
-      // eslint-disable-next-line no-sparse-arrays
       { value: [1, , 3] },
     ];
     for (const data of bad) {

@@ -104,4 +104,3 @@ export function waitGate(signal: AbortSignal, gate: Promise<void>): Promise<void
     );
   });
 }
-
