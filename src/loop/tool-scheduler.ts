@@ -61,6 +61,7 @@ class ScheduleRun {
   readonly #pipeline: ToolPipeline;
   readonly #registry: ToolRegistry;
   readonly #started: StartedCall[] = [];
+  readonly #described = new Map<ToolCallBlock, ReturnType<ToolPipeline['describe']>>();
   #committed = 0;
   #pumping: Promise<void> | undefined;
   #inFlight = 0;
@@ -113,12 +114,29 @@ class ScheduleRun {
     return this.#concluded;
   }
 
+  /** Reclassifies a call from its (once) validated arguments; invalid or unknown calls are exclusive. */
   #isParallel(call: ToolCallBlock): boolean {
-    return this.#registry.executionMode(call.name, call.arguments, this.#input.selection).kind === 'parallel';
+    const { call: info, problem } = this.#describe(call);
+    if (problem !== undefined || info.tool === undefined) return false;
+    return this.#registry.classify(info.tool, info.args).kind === 'parallel';
+  }
+
+  // Arguments are parsed and validated once per call; classification and the pipeline share the result.
+  #describe(call: ToolCallBlock): ReturnType<ToolPipeline['describe']> {
+    let described = this.#described.get(call);
+    if (described === undefined) {
+      const { session, turn, step, selection } = this.#input;
+      described = this.#pipeline.describe(
+        { callId: call.id, name: call.name, rawArguments: call.arguments, sessionId: session.id, turn, step },
+        selection,
+      );
+      this.#described.set(call, described);
+    }
+    return described;
   }
 
   async #start(call: ToolCallBlock): Promise<void> {
-    const { session, turn, step, signal, selection } = this.#input;
+    const { session, turn, step, signal } = this.#input;
     const callEvent = session.append('tool/call', {
       turn,
       step,
@@ -126,10 +144,7 @@ class ScheduleRun {
       name: call.name,
       arguments: call.arguments,
     });
-    const { call: info, problem } = this.#pipeline.describe(
-      { callId: call.id, name: call.name, rawArguments: call.arguments, sessionId: session.id, turn, step },
-      selection,
-    );
+    const { call: info, problem } = this.#describe(call);
     const execution: ToolExecution = { call: info, session, signal, deferred: [], concludes: false };
     let markReady!: () => void;
     const record: StartedCall = {

@@ -68,8 +68,14 @@ export class ToolRegistry {
     if (tool?.isConcurrencySafe === undefined) return { kind: 'exclusive' };
     const check = validateToolArguments(tool, parseToolArguments(rawArguments));
     if (!check.ok) return { kind: 'exclusive' };
+    return this.classify(tool, check.value);
+  }
+
+  /** Classifies a call whose arguments were already validated: parallel only for a literal `true`. */
+  classify(tool: Tool, validArguments: unknown): ToolExecutionMode {
+    if (tool.isConcurrencySafe === undefined) return { kind: 'exclusive' };
     try {
-      return tool.isConcurrencySafe(check.value) === true ? { kind: 'parallel' } : { kind: 'exclusive' };
+      return tool.isConcurrencySafe(validArguments) === true ? { kind: 'parallel' } : { kind: 'exclusive' };
     } catch {
       // A throwing classifier means "not known to be safe": fail safe to exclusive.
       return { kind: 'exclusive' };
