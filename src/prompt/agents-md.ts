@@ -130,12 +130,29 @@ export function agentsMdPlugin(options: AgentsMdOptions): {
     return files;
   };
 
+  // The root file is re-read only when its modification time or size changes (one stat per step).
+  let cached: { key: string; text: string | undefined } | undefined;
+  const rootInstructions = (): string | undefined => {
+    const file = join(root, agentsMdFileName);
+    let key: string;
+    try {
+      const stats = statSync(file);
+      key = `${stats.mtimeMs}:${stats.size}:${stats.ino}`;
+    } catch {
+      // No root AGENTS.md (or it cannot be read): no section.
+      cached = undefined;
+      return undefined;
+    }
+    if (cached?.key !== key) cached = { key, text: readInstructions(file) };
+    return cached.text;
+  };
+
   return {
     name: 'agents-md',
     setup(host) {
       const disposers: Disposer[] = [
         host.prompt.addSection(() => {
-          const text = readInstructions(join(root, agentsMdFileName));
+          const text = rootInstructions();
           return text === undefined
             ? undefined
             : { id: 'agents-md', text: `# Project instructions (${agentsMdFileName})\n\n${text}`, order: 30 };
