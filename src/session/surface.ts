@@ -110,7 +110,7 @@ export class Surface {
     for (; this.#derivedNodes < this.#nodes.length; this.#derivedNodes++) {
       const event = this.#events[this.#nodes[this.#derivedNodes]!];
       if (event === undefined) continue;
-      const message = messageOf(event);
+      const message = modelVisibleMessage(event);
       if (message !== undefined) this.#derived.push(message);
     }
     this.#snapshot = Object.freeze(this.#derived.slice());
@@ -131,7 +131,8 @@ export class Surface {
   }
 }
 
-function messageOf(event: AnySessionEvent): Message | undefined {
+/** The message a surface event shows the model: none for non-message events and empty assistant anchors. */
+export function modelVisibleMessage(event: AnySessionEvent): Message | undefined {
   switch (event.type) {
     case 'user/message':
       return event.data as Message;

@@ -1,5 +1,6 @@
 import type { Message } from '../../llm/index.ts';
 import type { AnySessionEvent, Session } from '../../session/index.ts';
+import { modelVisibleMessage } from '../../session/index.ts';
 import { estimateMessageTokens } from './token-estimate.ts';
 
 /** One node of the model-visible surface with what it contributes to a request. */
@@ -63,7 +64,7 @@ function indexOf(session: Session): SurfaceIndex {
 export function surfaceNodeOf(event: AnySessionEvent): SurfaceNode {
   const cached = nodeCache.get(event);
   if (cached !== undefined) return cached;
-  const message = messageOf(event);
+  const message = modelVisibleMessage(event);
   const callIds: string[] = [];
   let resultFor: string | undefined;
   if (message !== undefined && event.type === 'assistant/message') {
@@ -95,19 +96,4 @@ export function isPairingBalanced(nodes: readonly SurfaceNode[]): boolean {
   if (calls.size !== results.size) return false;
   for (const id of calls) if (!results.has(id)) return false;
   return true;
-}
-
-function messageOf(event: AnySessionEvent): Message | undefined {
-  switch (event.type) {
-    case 'user/message':
-      return event.data as Message;
-    case 'assistant/message': {
-      const message = (event.data as { message: Message }).message;
-      return message.content.length === 0 ? undefined : message;
-    }
-    case 'tool/result':
-      return (event.data as { message: Message }).message;
-    default:
-      return undefined;
-  }
 }

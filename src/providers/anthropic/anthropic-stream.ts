@@ -1,7 +1,7 @@
 import type { ContentBlock, FinishReason, StreamChunk, TokenUsage } from '../../llm/index.ts';
 import { LlmError } from '../../llm/index.ts';
 import type { ServerSentEvent } from '../http/index.ts';
-import { failureFromStreamError } from '../http/index.ts';
+import { failureFromStreamError, malformedStream, parseStreamEventJson } from '../http/index.ts';
 
 interface OpenBlock {
   index: number;
@@ -78,7 +78,7 @@ export async function* translateMessagesStream(
   };
 
   for await (const event of events) {
-    const payload = parseJson(event.data, provider);
+    const payload = parseStreamEventJson<WireEvent>(event.data, provider);
     const type = typeof payload.type === 'string' ? payload.type : event.event;
     switch (type) {
       case 'ping':
@@ -174,7 +174,7 @@ export async function* translateMessagesStream(
         return;
       }
       default:
-        if (!started) throw malformed(provider, `unexpected first event '${String(type)}'`);
+        if (!started) throw malformedStream(provider, `unexpected first event '${String(type)}'`);
         // Event types added by the vendor later are ignored, as its versioning policy asks of clients.
         break;
     }
@@ -256,24 +256,7 @@ function finishOf(reason: string | undefined, blocks: readonly OpenBlock[], prov
 function indexOf(payload: WireEvent, provider: string): number {
   const index = payload.index;
   if (typeof index !== 'number' || !Number.isSafeInteger(index) || index < 0) {
-    throw malformed(provider, 'a content block event has no valid index');
+    throw malformedStream(provider, 'a content block event has no valid index');
   }
   return index;
-}
-
-function parseJson(data: string, provider: string): WireEvent {
-  let value: unknown;
-  try {
-    value = JSON.parse(data);
-  } catch {
-    throw malformed(provider, `an event is not JSON: ${data.slice(0, 120)}`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw malformed(provider, 'an event is not a JSON object');
-  }
-  return value as WireEvent;
-}
-
-function malformed(provider: string, detail: string): LlmError {
-  return new LlmError({ code: 'INVALID_RESPONSE', message: `${provider}: malformed stream: ${detail}` });
 }

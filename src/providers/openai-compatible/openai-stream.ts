@@ -1,7 +1,7 @@
 import type { ContentBlock, FinishReason, LlmFailure, StreamChunk, TokenUsage } from '../../llm/index.ts';
 import { LlmError } from '../../llm/index.ts';
 import type { ServerSentEvent } from '../http/index.ts';
-import { failureFromStreamError } from '../http/index.ts';
+import { failureFromStreamError, malformedStream, parseStreamEventJson } from '../http/index.ts';
 
 interface OpenBlock {
   index: number;
@@ -82,17 +82,18 @@ export async function* translateChatCompletionsStream(
       done = true;
       break;
     }
-    const payload = parseJson(event.data, provider);
+    const payload = parseStreamEventJson<WireChunk>(event.data, provider);
     if (payload.error !== undefined && payload.error !== null) {
       throw new LlmError(failureFromStreamError(provider, payload));
     }
     if (payload.usage !== undefined && payload.usage !== null) usage = toTokenUsage(payload.usage);
     const choices = payload.choices;
     if (choices === undefined || choices === null) {
-      if (payload.usage === undefined) throw malformed(provider, 'an event has neither choices nor usage');
+      if (payload.usage === undefined)
+        throw malformedStream(provider, 'an event has neither choices nor usage');
       continue;
     }
-    if (!Array.isArray(choices)) throw malformed(provider, '`choices` is not an array');
+    if (!Array.isArray(choices)) throw malformedStream(provider, '`choices` is not an array');
     const choice = choices[0] as { delta?: WireDelta; finish_reason?: string | null } | undefined;
     if (choice === undefined) continue;
     const delta = choice.delta ?? {};
@@ -204,21 +205,4 @@ interface WireChunk {
   choices?: unknown;
   usage?: WireUsage | null;
   error?: unknown;
-}
-
-function parseJson(data: string, provider: string): WireChunk {
-  let value: unknown;
-  try {
-    value = JSON.parse(data);
-  } catch {
-    throw malformed(provider, `an event is not JSON: ${data.slice(0, 120)}`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw malformed(provider, 'an event is not a JSON object');
-  }
-  return value as WireChunk;
-}
-
-function malformed(provider: string, detail: string): LlmError {
-  return new LlmError({ code: 'INVALID_RESPONSE', message: `${provider}: malformed stream: ${detail}` });
 }
