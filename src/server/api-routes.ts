@@ -1,7 +1,9 @@
 import { isAbsolute } from 'node:path';
 import type { Agent, ApprovalDecision, Harness, ModelInfo, SessionSummary } from '../index.ts';
 import { HarnessError, summarizeSession } from '../index.ts';
+import { goalBudgetRoutes } from './goal-budget-routes.ts';
 import { HttpError } from './http-error.ts';
+import { objectBody, optionalString } from './request-body.ts';
 import type { ReinServerOptions } from './server-options.ts';
 import type { SessionHub } from './session-hub.ts';
 
@@ -20,14 +22,16 @@ export interface ApiAnswer {
   body: unknown;
 }
 
-type Handler = (
+/** One route's handler: the context, the path's captured ids, the parsed JSON body and the URL. */
+export type Handler = (
   context: ApiContext,
   params: readonly string[],
   body: unknown,
   url: URL,
 ) => Promise<ApiAnswer>;
 
-interface Route {
+/** One row of the API table. */
+export interface Route {
   readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   readonly pattern: RegExp;
   readonly handler: Handler;
@@ -56,6 +60,7 @@ export const apiRoutes: readonly Route[] = [
   { method: 'POST', pattern: new RegExp(`^/api/sessions/${id}/approvals/${id}$`), handler: answerApproval },
   { method: 'POST', pattern: new RegExp(`^/api/sessions/${id}/compact$`), handler: compact },
   { method: 'PUT', pattern: new RegExp(`^/api/sessions/${id}/model$`), handler: setModel },
+  ...goalBudgetRoutes,
   { method: 'GET', pattern: /^\/api\/settings$/, handler: getSettings },
   { method: 'PUT', pattern: new RegExp(`^/api/settings/keys/${id}$`), handler: setKey },
   { method: 'PUT', pattern: /^\/api\/settings\/approval-mode$/, handler: setApprovalMode },
@@ -402,21 +407,6 @@ function requireProvider(harness: Harness, provider: string): void {
   if (harness.llm.adapter(provider) === undefined) {
     throw new HttpError(400, 'NO_ADAPTER', `no provider '${provider}' is configured`);
   }
-}
-
-function objectBody(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) {
-    throw new HttpError(400, 'INVALID_REQUEST', 'the request body must be a JSON object');
-  }
-  return body as Record<string, unknown>;
-}
-
-function optionalString(fields: Record<string, unknown>, name: string): string | undefined {
-  const value = fields[name];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw new HttpError(400, 'INVALID_REQUEST', `${name} must be a string`);
-  return value;
 }
 
 /** Parses a `from` / `Last-Event-ID` style seq: a non-negative integer, 0 when absent. */

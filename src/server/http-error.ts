@@ -25,6 +25,10 @@ const statusOfCode: Readonly<Record<string, number>> = {
   INVALID_EVENT: 400,
   NO_ADAPTER: 400,
   UNKNOWN_MODEL: 400,
+  INVALID_GOAL: 400,
+  INVALID_BUDGET: 400,
+  GOALS_NOT_INSTALLED: 501,
+  BUDGETS_NOT_INSTALLED: 501,
 };
 
 /** Maps any thrown value to the status, code and message the API answers with. */
