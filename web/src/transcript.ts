@@ -39,7 +39,23 @@ export type TranscriptItem =
   | { kind: 'request-failed'; key: string; turn: number; step: number; failure: Failure }
   | { kind: 'retry'; key: string; attempt: number; delayMs: number; failure: Failure }
   | { kind: 'cancelled'; key: string; cause: string }
-  | { kind: 'notice'; key: string; text: string };
+  | { kind: 'notice'; key: string; text: string; tag?: string };
+
+/** The session's active goal, as its log tells it. */
+export interface ActiveGoal {
+  goalId: string;
+  objective: string;
+  maxRounds: number;
+  rounds: number;
+}
+
+/** A budget limit that paused the work, waiting for "raise and continue" or "stop". */
+export interface PausedBudget {
+  seq: number;
+  limit: string;
+  used: number;
+  max: number;
+}
 
 /** A task of the agent's todo list. */
 export interface Todo {
@@ -66,6 +82,8 @@ export class Transcript {
   /** The next seq this transcript expects. */
   nextSeq = 0;
   openTurn: number | undefined;
+  activeGoal: ActiveGoal | undefined;
+  pausedBudget: PausedBudget | undefined;
   readonly #tools = new Map<string, ToolCard>();
   readonly #streams = new Map<string, AssistantItem>();
 
@@ -74,8 +92,18 @@ export class Transcript {
     if (event.seq < this.nextSeq) return false;
     this.nextSeq = event.seq + 1;
     const data = event.data as Record<string, unknown>;
+    if (
+      event.type.startsWith('goal/') ||
+      event.type.startsWith('budget/') ||
+      event.type === 'guard/stopped'
+    ) {
+      this.#pluginRecord(event.seq, event.type, data);
+      return true;
+    }
     switch (event.type) {
       case 'turn/start':
+        // Any new turn (a continuation, or new input) takes the paused work forward or re-pauses it.
+        this.pausedBudget = undefined;
         this.openTurn = data.turn as number;
         this.items.push({ kind: 'turn-start', key: `t${event.seq}`, turn: data.turn as number });
         break;
@@ -176,6 +204,78 @@ export class Transcript {
     const total: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
     for (const turn of this.turns) addUsage(total, turn.usage);
     return total;
+  }
+
+  #pluginRecord(seq: number, type: string, data: Record<string, unknown>): void {
+    const notice = (text: string): void => {
+      this.items.push({ kind: 'notice', key: `g${seq}`, text, tag: type });
+    };
+    switch (type) {
+      case 'goal/set':
+        this.activeGoal = {
+          goalId: data.goalId as string,
+          objective: data.objective as string,
+          maxRounds: data.maxRounds as number,
+          rounds: 0,
+        };
+        notice(
+          `Goal set: ${this.activeGoal.objective} (up to ${this.activeGoal.maxRounds} continuation rounds)`,
+        );
+        break;
+      case 'goal/continued': {
+        const round = data.round as number;
+        if (this.activeGoal !== undefined) this.activeGoal.rounds = round;
+        const of = this.activeGoal !== undefined ? ` of ${this.activeGoal.maxRounds}` : '';
+        notice(`Goal not yet complete — continuation round ${round}${of}`);
+        break;
+      }
+      case 'goal/completed':
+        this.activeGoal = undefined;
+        notice(
+          `Goal completed after ${plural(data.rounds as number, 'continuation round')}: ${data.evidence as string}`,
+        );
+        break;
+      case 'goal/stopped':
+        this.activeGoal = undefined;
+        notice(goalStopText(data.reason as string, data.rounds as number));
+        break;
+      case 'guard/stopped':
+        notice(
+          `Repetition guard stopped the turn: ${data.name as string} was called ${data.count as number} times ` +
+            `with identical arguments. ${data.message as string}`,
+        );
+        break;
+      case 'budget/reached': {
+        const reached = {
+          seq,
+          limit: data.limit as string,
+          used: data.used as number,
+          max: data.max as number,
+        };
+        this.pausedBudget = reached;
+        notice(
+          `Budget reached: ${limitLabel(reached.limit)} — used ${formatAmount(reached.limit, reached.used)} of ` +
+            `${formatAmount(reached.limit, reached.max)}. The work is paused.`,
+        );
+        break;
+      }
+      case 'budget/raised': {
+        const changes: string[] = [];
+        for (const scope of ['perTurn', 'perSession'] as const) {
+          const change = data[scope] as Record<string, number | null> | undefined;
+          for (const [kind, value] of Object.entries(change ?? {})) {
+            const limit = `${scope === 'perTurn' ? 'turn' : 'session'}.${kind}`;
+            changes.push(
+              `${limitLabel(limit)} → ${value === null ? 'unlimited' : formatAmount(limit, value)}`,
+            );
+          }
+        }
+        notice(`Budget raised${changes.length > 0 ? `: ${changes.join(', ')}` : ''}`);
+        break;
+      }
+      default:
+        break;
+    }
   }
 
   #turnEnd(seq: number, data: Record<string, unknown>): void {
@@ -398,6 +498,39 @@ function addUsage(total: Usage, usage: Usage): void {
   total.outputTokens += usage.outputTokens;
   total.cacheReadTokens = (total.cacheReadTokens ?? 0) + (usage.cacheReadTokens ?? 0);
   total.cacheWriteTokens = (total.cacheWriteTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+function goalStopText(reason: string, rounds: number): string {
+  switch (reason) {
+    case 'round-limit':
+      return `Goal stopped: it used all ${plural(rounds, 'continuation round')} without being completed`;
+    case 'no-progress':
+      return 'Goal stopped: the last round made no progress (no tool effects and nothing new said)';
+    case 'cancelled':
+      return 'Goal stopped: the turn was stopped';
+    case 'cleared':
+      return 'Goal cleared';
+    case 'replaced':
+      return 'Goal replaced by a new goal';
+    default:
+      return `Goal stopped: ${reason}`;
+  }
+}
+
+/** A budget limit name (`session.tokens`) in words. */
+export function limitLabel(limit: string): string {
+  const [scope, kind] = limit.split('.');
+  const what = kind === 'costUsd' ? 'cost' : (kind ?? limit);
+  return `${scope === 'turn' ? 'per-turn' : 'session'} ${what}`;
+}
+
+/** An amount of a budget limit (dollars for cost, whole numbers otherwise). */
+export function formatAmount(limit: string, value: number): string {
+  return limit.endsWith('.costUsd') ? `$${value.toFixed(value < 1 ? 4 : 2)}` : String(value);
 }
 
 function describeCause(cause: unknown): string {

@@ -5,6 +5,7 @@ import { Transcript, priceOf } from '../transcript.ts';
 import type { LiveState, ModelRow, SessionRow, Usage } from '../types.ts';
 import { ApprovalDialog } from './approval-dialog.tsx';
 import { Composer } from './composer.tsx';
+import { GoalBudgetBar, raiseFor } from './goal-budget-bar.tsx';
 import { QueuePanel } from './queue-panel.tsx';
 import { SettingsPanel } from './settings-panel.tsx';
 import { Sidebar } from './sidebar.tsx';
@@ -40,6 +41,7 @@ export function App() {
   const [, setVersion] = useState(0);
   const [banners, setBanners] = useState<Banner[]>([]);
   const [showSettings, setShowSettings] = useState(false);
+  const [dismissedBudget, setDismissedBudget] = useState<number | undefined>(undefined);
   const [pickedModel, setPickedModel] = useState<{ provider: string; model: string } | undefined>(undefined);
   const transcript = useRef(new Transcript());
   const bottom = useRef<HTMLDivElement>(null);
@@ -138,9 +140,23 @@ export function App() {
   };
 
   const send = async (text: string, mode: 'followup' | 'steer'): Promise<boolean> => {
+    const goal = /^\/goal(?:\s+([\s\S]*))?$/.exec(text.trim());
+    if (goal !== null && (goal[1] ?? '').trim() === '') {
+      report(
+        new ApiError(400, 'INVALID_GOAL', 'type the objective after /goal, e.g. /goal make the tests pass'),
+      );
+      return false;
+    }
     const sessionId = currentId ?? (await createSession());
     if (sessionId === undefined) return false;
     try {
+      if (goal !== null) {
+        // The server records the goal and queues its objective as a followup.
+        await api('POST', `/api/sessions/${encodeURIComponent(sessionId)}/goal`, {
+          objective: goal[1]!.trim(),
+        });
+        return true;
+      }
       // The stream reports what the message did (queued, claimed, running): no state from this answer.
       await api('POST', `/api/sessions/${encodeURIComponent(sessionId)}/messages`, { text, mode });
       return true;
@@ -171,6 +187,10 @@ export function App() {
   const allRoutes = state.turns.flatMap((turn) => turn.routes);
   const status = live?.status ?? 'idle';
   const approval = live?.approvals[0];
+  const paused =
+    state.pausedBudget !== undefined && state.pausedBudget.seq !== dismissedBudget && status === 'idle'
+      ? state.pausedBudget
+      : undefined;
   const currentModel = live?.model ?? pickedModel ?? info?.defaultModel ?? undefined;
 
   return (
@@ -212,6 +232,20 @@ export function App() {
           canCompact={info?.features.compaction === true && currentId !== undefined}
           onCompact={() => call('POST', '/compact', {})}
         />
+        <GoalBudgetBar
+          goal={state.activeGoal}
+          paused={paused}
+          onClearGoal={() => call('DELETE', '/goal')}
+          onRaiseAndContinue={(reached) => {
+            setDismissedBudget(reached.seq);
+            call('POST', '/budget/continue', { raise: raiseFor(reached) });
+          }}
+          onStop={(reached) => {
+            // Stop drops the input the budget kept queued; the log keeps the paused turn as it was.
+            setDismissedBudget(reached.seq);
+            call('POST', '/cancel', {});
+          }}
+        />
         <div class="banners">
           {banners.map((banner) => (
             <div key={banner.id} class="banner banner-error" role="alert" data-testid="api-error">
@@ -245,7 +279,7 @@ export function App() {
               </p>
             </div>
           ) : (
-            <TranscriptView items={state.items} />
+            <TranscriptView items={state.items} onOpenSession={open} />
           )}
           <div ref={bottom} />
         </div>

@@ -13,11 +13,18 @@ const stateLabels: Record<ToolCard['state'], string> = {
 };
 
 /** A tool call: name, arguments, approval, status, and its (bounded) result or diff. */
-export function ToolCardView({ card }: { card: ToolCard }) {
+export function ToolCardView({
+  card,
+  onOpenSession,
+}: {
+  card: ToolCard;
+  onOpenSession?: ((sessionId: string) => void) | undefined;
+}) {
   const [expanded, setExpanded] = useState(false);
   const args = prettyArguments(card.arguments);
   const summary = argumentSummary(card.arguments);
   const diff = diffOf(card.result?.meta);
+  const childSessionId = childSessionOf(card.result?.meta);
   const text = card.result?.text ?? '';
   const lines = text.split('\n');
   const long = lines.length > previewLines || text.length > previewChars;
@@ -41,6 +48,18 @@ export function ToolCardView({ card }: { card: ToolCard }) {
           {card.approval.decision === undefined
             ? `Waiting for your approval${card.approval.reason !== undefined ? `: ${card.approval.reason}` : ''}`
             : `Approval: ${decisionLabel(card.approval.decision)}${card.approval.decisionReason !== undefined ? ` (${card.approval.decisionReason})` : ''}`}
+        </div>
+      )}
+      {childSessionId !== undefined && onOpenSession !== undefined && (
+        <div class="tool-child">
+          <button
+            type="button"
+            class="link"
+            data-testid="open-child-session"
+            onClick={() => onOpenSession(childSessionId)}
+          >
+            Open the subagent’s session
+          </button>
         </div>
       )}
       {diff !== undefined && <DiffView diff={diff} />}
@@ -99,6 +118,11 @@ function decisionLabel(decision: string): string {
     default:
       return decision;
   }
+}
+
+function childSessionOf(meta: unknown): string | undefined {
+  const id = (meta as { childSessionId?: unknown } | undefined)?.childSessionId;
+  return typeof id === 'string' && id !== '' ? id : undefined;
 }
 
 function diffOf(meta: unknown): string | undefined {

@@ -10,17 +10,29 @@ const sourceLabels: Record<string, string> = {
 };
 
 /** The transcript: every item folded from the log, in order. */
-export function TranscriptView({ items }: { items: readonly TranscriptItem[] }) {
+export function TranscriptView({
+  items,
+  onOpenSession,
+}: {
+  items: readonly TranscriptItem[];
+  onOpenSession?: (sessionId: string) => void;
+}) {
   return (
     <div class="transcript" data-testid="transcript">
       {items.map((item) => (
-        <ItemView key={item.key} item={item} />
+        <ItemView key={item.key} item={item} onOpenSession={onOpenSession} />
       ))}
     </div>
   );
 }
 
-function ItemView({ item }: { item: TranscriptItem }) {
+function ItemView({
+  item,
+  onOpenSession,
+}: {
+  item: TranscriptItem;
+  onOpenSession: ((sessionId: string) => void) | undefined;
+}) {
   switch (item.kind) {
     case 'turn-start':
       return <div class="turn-divider">Turn {item.turn}</div>;
@@ -42,7 +54,7 @@ function ItemView({ item }: { item: TranscriptItem }) {
     case 'assistant':
       return <AssistantView item={item} />;
     case 'tool':
-      return <ToolCardView card={item} />;
+      return <ToolCardView card={item} onOpenSession={onOpenSession} />;
     case 'turn-end':
       return <TurnEndView turn={item.turn} reason={item.reason} error={item.error} />;
     case 'request-failed':
@@ -62,7 +74,13 @@ function ItemView({ item }: { item: TranscriptItem }) {
     case 'cancelled':
       return <div class="notice">{item.cause}</div>;
     case 'notice':
-      return <div class="notice">{item.text}</div>;
+      return item.tag !== undefined ? (
+        <div class="notice notice-plugin" data-testid="plugin-notice" data-notice={item.tag}>
+          {item.text}
+        </div>
+      ) : (
+        <div class="notice">{item.text}</div>
+      );
   }
 }
 

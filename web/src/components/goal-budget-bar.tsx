@@ -1,0 +1,62 @@
+import type { ActiveGoal, PausedBudget } from '../transcript.ts';
+import { formatAmount, limitLabel } from '../transcript.ts';
+
+/** The active goal (with "Clear goal") and, when a budget paused the work, "Raise limit and continue" / "Stop". */
+export function GoalBudgetBar(props: {
+  goal: ActiveGoal | undefined;
+  paused: PausedBudget | undefined;
+  onClearGoal: () => void;
+  onRaiseAndContinue: (paused: PausedBudget) => void;
+  onStop: (paused: PausedBudget) => void;
+}) {
+  const { goal, paused } = props;
+  if (goal === undefined && paused === undefined) return null;
+  return (
+    <div class="goal-budget">
+      {goal !== undefined && (
+        <div class="goal-bar" data-testid="active-goal">
+          <span class="chip">Goal</span>
+          <span class="goal-objective">{goal.objective}</span>
+          <span class="goal-rounds" data-testid="goal-rounds">
+            round {goal.rounds} of {goal.maxRounds}
+          </span>
+          <button type="button" data-testid="clear-goal" onClick={props.onClearGoal}>
+            Clear goal
+          </button>
+        </div>
+      )}
+      {paused !== undefined && (
+        <div class="banner banner-warning" role="alert" data-testid="budget-banner">
+          Budget reached: {limitLabel(paused.limit)} — used {formatAmount(paused.limit, paused.used)} of{' '}
+          {formatAmount(paused.limit, paused.max)}. Raise it to{' '}
+          {formatAmount(paused.limit, raisedMax(paused))} and continue the paused work, or stop.
+          <div class="banner-actions">
+            <button
+              type="button"
+              class="primary"
+              data-testid="budget-continue"
+              onClick={() => props.onRaiseAndContinue(paused)}
+            >
+              Raise limit and continue
+            </button>
+            <button type="button" data-testid="budget-stop" onClick={() => props.onStop(paused)}>
+              Stop
+            </button>
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** The raised maximum: double the old one, and at least enough headroom above what was already used. */
+export function raisedMax(paused: PausedBudget): number {
+  const doubled = Math.max(paused.max * 2, paused.used + paused.max);
+  return paused.limit.endsWith('.costUsd') ? doubled : Math.ceil(doubled);
+}
+
+/** The `raise` body of `POST /budget/continue` for a paused limit (`session.tokens` → perSession.tokens). */
+export function raiseFor(paused: PausedBudget): Record<string, Record<string, number>> {
+  const [scope, kind] = paused.limit.split('.');
+  return { [scope === 'turn' ? 'perTurn' : 'perSession']: { [kind ?? '']: raisedMax(paused) } };
+}
