@@ -10,6 +10,8 @@ export const exitCodes = {
   usage: 2,
   /** The model stopped at its output limit. */
   maxTokens: 3,
+  /** A budget was reached: the work is paused and `rein run --resume <id> --budget-…` continues it. */
+  budget: 4,
   /** The user interrupted the run (Ctrl-C). */
   aborted: 130,
 } as const;

@@ -61,6 +61,33 @@ export const runSpec: CommandSpec = {
       value: 'n',
       description: 'Stop a turn before its (n+1)th model request.',
     },
+    {
+      name: 'goal',
+      type: 'string',
+      value: 'objective',
+      description:
+        'Set a goal first: the model is asked to go on until it calls goal_complete, within a bounded number of rounds ' +
+        '(also written as the prompt "/goal objective"; the objective is the prompt when none is given).',
+    },
+    {
+      name: 'budget-tokens',
+      type: 'string',
+      value: 'n',
+      description: 'Pause a turn at the next step once it has processed n tokens.',
+    },
+    {
+      name: 'budget-cost',
+      type: 'string',
+      value: 'usd',
+      description:
+        "Pause a turn at the next step once it has cost this many US dollars (at the model's prices).",
+    },
+    {
+      name: 'budget-steps',
+      type: 'string',
+      value: 'n',
+      description: 'Pause a turn once it has made n model requests.',
+    },
     { name: 'resume', type: 'string', value: 'id', description: 'Continue the stored session with this id.' },
     {
       name: 'continue',
@@ -75,13 +102,20 @@ export const runSpec: CommandSpec = {
     'rein run --approve read-only - < task.md',
     'rein run --json --approve yolo "run the tests and fix what fails" > events.jsonl',
     'rein run --continue "now add a test for it"',
+    'rein run --approve yolo --goal "make npm test pass"',
+    'rein run "/goal migrate the config loader to zod"',
+    'rein run --budget-cost 0.50 --budget-steps 30 "refactor the parser"',
   ],
   notes: [
     'Assistant text goes to stdout; tool activity, approvals and errors go to stderr.',
     'On a terminal, calls that need approval are asked interactively (allow once, allow for this session, deny with a reason). ' +
       'Without a terminal, such calls are denied unless --approve or a rule allows them, and the denial is printed.',
     'Ctrl-C cancels the turn (exit 130); a second Ctrl-C exits at once after the log is flushed.',
-    'Exit codes: 0 completed, 1 error (code and message on stderr), 2 wrong command line, 3 the model hit its output limit, 130 interrupted.',
+    'Goals: round notices, completion and stops (with the reason) are printed on stderr; --json carries the goal/* records.',
+    'Budgets apply per turn. When one is reached the step in progress finishes and the work pauses: on a terminal you are asked ' +
+      'whether to double the limit and continue; otherwise rein prints the limit and the command that continues (exit 4).',
+    'Exit codes: 0 completed, 1 error (code and message on stderr), 2 wrong command line, 3 the model hit its output limit, ' +
+      '4 a budget was reached (the work is paused), 130 interrupted.',
   ],
 };
 

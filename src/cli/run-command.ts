@@ -7,8 +7,11 @@ import {
   parseModelRoute,
   permissionModes,
   reinSessionsDirectory,
+  raiseBudget,
+  continueAfterBudget,
   reject,
   resolveReinHome,
+  setGoal,
 } from '../index.ts';
 import { CliError, exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
@@ -18,6 +21,8 @@ import { positiveIntegerOption, stringOption } from './command-line.ts';
 import { runSpec } from './command-specs.ts';
 import type { RunOutput } from './run-output.ts';
 import { JsonRunOutput, TextRunOutput, describeTurnEnd } from './run-output.ts';
+import type { ReachedBudget } from './run-budgets.ts';
+import { askToRaise, budgetOptions, budgetPauseMessage, doubledLimit } from './run-budgets.ts';
 import { TerminalApprover } from './terminal-approver.ts';
 
 /** How long a second Ctrl-C waits for the log to reach the disk before exiting anyway. */
@@ -35,8 +40,13 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
     throw usageError('run', "use either '--resume <id>' or '--continue', not both");
   const model = stringOption(values, 'model');
   if (model !== undefined) checkModel('run', model);
+  const budgets = budgetOptions(values);
+  const goalOption = stringOption(values, 'goal');
+  if (goalOption !== undefined && goalOption.trim() === '') {
+    throw usageError('run', '\'--goal\' needs an objective: rein run --goal "what to achieve"');
+  }
   const cwd = await workspaceFor(io, stringOption(values, 'cwd'), resumeId);
-  const prompt = await resolvePrompt(parsed, io);
+  const { prompt, goal } = goalOf(goalOption, await resolvePrompt(parsed, io, goalOption !== undefined));
   const output: RunOutput = values.json === true ? new JsonRunOutput(io) : new TextRunOutput(io);
   const interrupt = new InterruptState();
   const onSigint = (): void => interrupt.press();
@@ -48,6 +58,7 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
       env: io.env,
       ...(model !== undefined ? { model } : {}),
       ...(approve !== undefined ? { approve } : {}),
+      ...(budgets !== undefined ? { budgets } : {}),
     });
     if (interrupt.pressed) return exitCodes.aborted;
     const agent = await openAgent(harness, { cwd, resumeId, continueLatest, model });
@@ -56,7 +67,7 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
       : []) {
       output.notice(notice);
     }
-    return await drive(harness, agent, { io, output, interrupt, prompt, maxTurns, maxSteps });
+    return await drive(harness, agent, { io, output, interrupt, prompt, goal, maxTurns, maxSteps });
   } finally {
     process.off('SIGINT', onSigint);
     output.close();
@@ -68,7 +79,9 @@ interface DriveOptions {
   io: CliIo;
   output: RunOutput;
   interrupt: InterruptState;
-  prompt: string;
+  /** The prompt queued after the goal, if any. */
+  prompt: string | undefined;
+  goal: string | undefined;
   maxTurns: number | undefined;
   maxSteps: number | undefined;
 }
@@ -78,8 +91,14 @@ async function drive(harness: ReinHarness, agent: Agent, options: DriveOptions):
   const turnEnds: TurnEndReason[] = [];
   let turnsStarted = 0;
   let stoppedBy: string | undefined;
+  // The budget that paused the latest turn; cleared when a turn starts.
+  let reachedBudget: ReachedBudget | undefined;
   const observe = (event: AnySessionEvent): void => {
-    if (event.type === 'turn/start') turnsStarted++;
+    if (event.type === 'turn/start') {
+      turnsStarted++;
+      reachedBudget = undefined;
+    }
+    if (event.type === 'budget/reached') reachedBudget = event.data as ReachedBudget;
     if (event.type === 'turn/end') turnEnds.push((event.data as { reason: TurnEndReason }).reason);
     output.event(event);
   };
@@ -110,19 +129,22 @@ async function drive(harness: ReinHarness, agent: Agent, options: DriveOptions):
     },
     { scope: agent.id },
   );
-  const detachApprover =
-    io.stdin.isTTY === true && io.stderr.isTTY === true
-      ? harness.approvals.attach(
-          new TerminalApprover({
-            io,
-            mainSession: agent.id,
-            beforePrompt: () => output.close(),
-          }),
-        )
-      : undefined;
+  const interactive = io.stdin.isTTY === true && io.stderr.isTTY === true;
+  // Aborts a budget question when Ctrl-C is pressed while it waits for an answer.
+  const asking = new AbortController();
+  const detachApprover = interactive
+    ? harness.approvals.attach(
+        new TerminalApprover({
+          io,
+          mainSession: agent.id,
+          beforePrompt: () => output.close(),
+        }),
+      )
+    : undefined;
   interrupt.bind({
     first: () => {
       output.notice('Cancelling… (press Ctrl-C again to quit at once)');
+      asking.abort();
       agent.cancel({ kind: 'user' });
     },
     second: async () => {
@@ -134,8 +156,19 @@ async function drive(harness: ReinHarness, agent: Agent, options: DriveOptions):
   try {
     // Ctrl-C while the session was being opened: stop before any turn starts.
     if (interrupt.pressed) return exitCodes.aborted;
-    agent.followup(options.prompt);
+    // With a prompt, the prompt is the work and the goal only keeps it going; alone, the goal is the prompt.
+    if (options.goal !== undefined) setGoal(agent, options.goal, { start: options.prompt === undefined });
+    if (options.prompt !== undefined) agent.followup(options.prompt);
     await agent.whenIdle();
+    // A budget pauses the turn (`blocked`); on a terminal the user may raise it and go on, as often as it recurs.
+    while (reachedBudget !== undefined && turnEnds.at(-1)?.kind === 'blocked' && !interrupt.pressed) {
+      const reached: ReachedBudget = reachedBudget;
+      output.close();
+      if (!interactive || !(await askToRaise(io, reached, asking.signal))) break;
+      raiseBudget(agent, doubledLimit(reached));
+      continueAfterBudget(agent);
+      await agent.whenIdle();
+    }
   } finally {
     detachApprover?.();
   }
@@ -158,6 +191,10 @@ async function drive(harness: ReinHarness, agent: Agent, options: DriveOptions):
       io.stderr.write(`rein: ${describeTurnEnd(last)}\n`);
       return exitCodes.error;
     case 'blocked':
+      if (reachedBudget !== undefined) {
+        io.stderr.write(budgetPauseMessage(reachedBudget, agent.id));
+        return exitCodes.budget;
+      }
       io.stderr.write(`rein: error TURN_BLOCKED: ${stoppedBy ?? describeTurnEnd(last)}\n`);
       return exitCodes.error;
     case 'interrupted':
@@ -318,7 +355,26 @@ export async function resolveWorkspace(base: string, option: string | undefined)
   return path;
 }
 
-async function resolvePrompt(parsed: ParsedCommand, io: CliIo): Promise<string> {
+/** A prompt of the form `/goal objective`. */
+const goalPrompt = /^\/goal(?:\s+|$)/;
+
+/** Splits the run's input into the goal to set and the prompt to send after it. */
+function goalOf(
+  option: string | undefined,
+  prompt: string,
+): { goal: string | undefined; prompt: string | undefined } {
+  const trimmed = prompt.trim();
+  if (goalPrompt.test(trimmed)) {
+    const objective = trimmed.replace(goalPrompt, '').trim();
+    if (option !== undefined) throw usageError('run', "give the goal once: either '--goal' or '/goal …'");
+    if (objective === '') throw usageError('run', 'missing objective: rein run "/goal what to achieve"');
+    return { goal: objective, prompt: undefined };
+  }
+  if (option !== undefined) return { goal: option.trim(), prompt: trimmed === '' ? undefined : prompt };
+  return { goal: undefined, prompt };
+}
+
+async function resolvePrompt(parsed: ParsedCommand, io: CliIo, optional: boolean): Promise<string> {
   const option = stringOption(parsed.values, 'prompt');
   const positional = parsed.positionals;
   if (option !== undefined && positional.length > 0) {
@@ -330,6 +386,6 @@ async function resolvePrompt(parsed: ParsedCommand, io: CliIo): Promise<string> 
   else if (positional.length > 0) prompt = positional.join(' ');
   else if (io.stdin.isTTY !== true) prompt = await readAll(io.stdin);
   else prompt = '';
-  if (prompt.trim() === '') throw usageError('run', 'missing prompt: rein run "what to do"');
+  if (prompt.trim() === '' && !optional) throw usageError('run', 'missing prompt: rein run "what to do"');
   return prompt;
 }

@@ -1,5 +1,6 @@
 import type { AnySessionEvent, StreamChunk, ToolResultMessage, TurnEndReason } from '../index.ts';
 import type { CliIo } from './cli-io.ts';
+import { describePluginRecord } from './plugin-records.ts';
 import { Spinner } from './spinner.ts';
 
 /** Where `rein run` reports what happens: human-readable text, or JSON lines. */
@@ -141,11 +142,14 @@ export class TextRunOutput implements RunOutput {
       case 'compaction/prune':
         this.#info('⋯ oversized tool results were shortened to fit the context window');
         return;
-      default:
+      default: {
         if (quietTypes.has(event.type)) return;
         this.#spinner.stop();
         this.#endLine();
-        this.#info(`· ${event.type} ${shorten(JSON.stringify(event.data), 120)}`);
+        this.#info(
+          describePluginRecord(event) ?? `· ${event.type} ${shorten(JSON.stringify(event.data), 120)}`,
+        );
+      }
     }
   }
 

@@ -7,6 +7,7 @@ import type {
   TurnEndReason,
   UserMessage,
 } from '../index.ts';
+import { describePluginRecord } from './plugin-records.ts';
 import { describeTurnEnd } from './run-output.ts';
 
 /** Renders a stored session as a readable transcript: prompts, answers, tool calls and how turns ended. */
@@ -92,7 +93,9 @@ export function renderTranscript(header: SessionHeader, events: readonly AnySess
       case 'llm/retry-started':
         break;
       default:
-        lines.push(`  · ${event.type} ${shorten(JSON.stringify(event.data), 160)}`);
+        lines.push(
+          `  ${describePluginRecord(event) ?? `· ${event.type} ${shorten(JSON.stringify(event.data), 160)}`}`,
+        );
     }
   }
   return `${lines.join('\n')}\n`;
