@@ -5,6 +5,8 @@ import { budgetsPlugin, defineTool, goalsPlugin, subagentsPlugin } from '../../s
 import { deferred } from '../../src/testing/index.ts';
 import type { ServerFixture } from '../server/support.ts';
 import { serverFixture } from '../server/support.ts';
+import { raiseFor } from '../../web/src/budget-raise.ts';
+import { Transcript } from '../../web/src/transcript.ts';
 import { browserTestTimeout, buildTestWeb, hasChromium, launchBrowser, openPage } from './support.ts';
 
 /** A mutating tool that records its writes; a write may be held until the test releases it. */
@@ -205,6 +207,34 @@ describe.skipIf(!hasChromium)('Web UI: goals, budgets and subagents in a real br
   );
 
   it(
+    'a budget reached → "Stop" leaves the work paused: the banner goes, nothing is queued or requested',
+    async () => {
+      f = await serverFixture([write('w1'), write('w2'), { text: 'never requested' }], {
+        tools: [noteTool([])],
+        server: { webRoot: web.webRoot },
+      });
+      f.harness.use(budgetsPlugin({ perSession: { tokens: 200 } }));
+      const { page, problems } = await openPage(context, f.server.url);
+      await submit(page, 'Write two notes');
+      const banner = page.getByTestId('budget-banner');
+      await banner.waitFor();
+      const agent = onlyAgent();
+      await agent.whenIdle();
+      await banner.getByRole('button', { name: 'Stop' }).click();
+      await banner.waitFor({ state: 'detached' });
+      await expect.poll(() => agent.inbox.size()).toBe(0);
+      expect(agent.status).toBe('idle');
+      expect(agent.session.eventsOfType('budget/raised')).toEqual([]);
+      expect(agent.session.eventsOfType('turn/end').map((event) => event.data.reason)).toEqual([
+        { kind: 'blocked' },
+      ]);
+      expect(f.model.requests).toHaveLength(2);
+      expect(problems).toEqual([]);
+    },
+    browserTestTimeout,
+  );
+
+  it(
     "a task tool card opens the child's stored session",
     async () => {
       f = await serverFixture(
@@ -236,4 +266,50 @@ describe.skipIf(!hasChromium)('Web UI: goals, budgets and subagents in a real br
     },
     browserTestTimeout,
   );
+});
+
+describe('transcript fold of plugin records', () => {
+  it('explains every goal stop reason, the guard stop with its count, and budget records', () => {
+    const transcript = new Transcript();
+    const records: [string, unknown][] = [
+      ['goal/set', { goalId: 'g1', objective: 'Ship it', maxRounds: 3 }],
+      ['goal/continued', { goalId: 'g1', round: 1 }],
+      ['goal/stopped', { goalId: 'g1', reason: 'no-progress', rounds: 1 }],
+      ['goal/set', { goalId: 'g2', objective: 'Again', maxRounds: 3 }],
+      ['goal/stopped', { goalId: 'g2', reason: 'round-limit', rounds: 3 }],
+      ['goal/set', { goalId: 'g3', objective: 'Once more', maxRounds: 3 }],
+      ['goal/stopped', { goalId: 'g3', reason: 'cancelled', rounds: 0 }],
+      [
+        'guard/stopped',
+        {
+          turn: 1,
+          fingerprint: 'write_note#abc',
+          count: 5,
+          name: 'write_note',
+          message: 'Stopped a loop of identical calls.',
+        },
+      ],
+      ['budget/reached', { turn: 2, step: 4, limit: 'turn.costUsd', used: 0.25, max: 0.2 }],
+      ['budget/raised', { perTurn: { costUsd: 0.5, steps: null } }],
+    ];
+    records.forEach(([type, data], seq) => transcript.apply({ type, seq, time: 0, data }));
+    const texts = transcript.items.map((item) => (item.kind === 'notice' ? item.text : item.kind));
+    expect(texts).toEqual([
+      'Goal set: Ship it (up to 3 continuation rounds)',
+      'Goal not yet complete — continuation round 1 of 3',
+      'Goal stopped: the last round made no progress (no tool effects and nothing new said)',
+      'Goal set: Again (up to 3 continuation rounds)',
+      'Goal stopped: it used all 3 continuation rounds without being completed',
+      'Goal set: Once more (up to 3 continuation rounds)',
+      'Goal stopped: the turn was stopped',
+      'Repetition guard stopped the turn: write_note was called 5 times with identical arguments. Stopped a loop of identical calls.',
+      'Budget reached: per-turn cost — used $0.2500 of $0.2000. The work is paused.',
+      'Budget raised: per-turn cost → $0.5000, per-turn steps → unlimited',
+    ]);
+    expect(transcript.activeGoal).toBeUndefined();
+    expect(transcript.pausedBudget).toEqual({ seq: 8, limit: 'turn.costUsd', used: 0.25, max: 0.2 });
+    expect(raiseFor(transcript.pausedBudget!)).toEqual({ perTurn: { costUsd: 0.45 } });
+    transcript.apply({ type: 'turn/start', seq: 10, time: 0, data: { turn: 3 } });
+    expect(transcript.pausedBudget).toBeUndefined();
+  });
 });
