@@ -1,10 +1,15 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeReply, FakeServer } from '../support/fake-openai-server.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 import type { Sandbox } from './rein-process.ts';
-import { parseJsonLines, runRein, sandbox } from './rein-process.ts';
+import { parseJsonLines, reinBin, runRein, sandbox, waitForOutput } from './rein-process.ts';
+
+// `script` (util-linux) gives the real binary a pseudo-terminal, as an interactive user has.
+const scriptBin = ['/usr/bin/script', '/bin/script'].find((path) => existsSync(path));
 
 let box: Sandbox;
 let server: FakeServer | undefined;
@@ -195,4 +200,59 @@ describe('rein show with subagents', () => {
     expect(childShown.stdout).toContain(`parent   ${id}`);
     expect(childShown.stdout).toContain('One heading.');
   }, 120_000);
+});
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** `rein run` on a pseudo-terminal (stdout and stderr both arrive on the child's stdout). */
+function onTerminal(
+  args: readonly string[],
+  env: Record<string, string>,
+): { child: ChildProcess; exited: Promise<number | null>; output: () => string } {
+  const command = [process.execPath, reinBin, 'run', ...args].map(shellQuote).join(' ');
+  const child = spawn(scriptBin!, ['-qfec', command, '/dev/null'], {
+    cwd: box.workspace,
+    env: { ...process.env, ...env, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', REIN_MODEL: '', TERM: 'dumb' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stdout!.setEncoding('utf8');
+  let all = '';
+  child.stdout!.on('data', (text: string) => (all += text));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return { child, exited, output: () => all };
+}
+
+describe.skipIf(scriptBin === undefined)('a reached budget on a terminal', () => {
+  const question = 'Budget reached (turn.steps: 1/1). Raise and continue? [y/N]';
+
+  it('"y" doubles the limit and the run goes on to completion in the same process', async () => {
+    const env = await vendor([readCall, { text: 'Resumed: the README has one heading.' }]);
+    const { child, exited, output } = onTerminal(
+      ['--approve', 'yolo', '--budget-steps', '1', 'read the README'],
+      env,
+    );
+    await waitForOutput(child, 'stdout', (text) => text.includes(question), 120_000);
+    expect(server!.requests).toHaveLength(1);
+    child.stdin!.write('y\r');
+    expect(await exited).toBe(0);
+    expect(output()).toContain('◎ budget changed: turn.steps 2');
+    expect(output()).toContain('Resumed: the README has one heading.');
+    expect(server!.requests).toHaveLength(2);
+  }, 180_000);
+
+  it('Enter alone (no) pauses: the limit and how to continue are printed, exit 4', async () => {
+    const env = await vendor([readCall]);
+    const { child, exited, output } = onTerminal(
+      ['--approve', 'yolo', '--budget-steps', '1', 'read it'],
+      env,
+    );
+    await waitForOutput(child, 'stdout', (text) => text.includes(question), 120_000);
+    child.stdin!.write('\r');
+    expect(await exited).toBe(4);
+    expect(output()).toContain('rein: budget reached (turn.steps: 1/1); the work is paused, not lost.');
+    expect(output()).toMatch(/rein: continue with: rein run --resume \S+ --budget-steps 2 "continue"/);
+    expect(server!.requests).toHaveLength(1);
+  }, 180_000);
 });
