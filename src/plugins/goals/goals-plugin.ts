@@ -183,7 +183,8 @@ function completionTool(
     description:
       'Declare the active goal achieved. Call it only when the objective is fully met, with concrete ' +
       'evidence (what was done and how it was verified). This ends the turn.',
-    effect: 'other',
+    // It changes only the harness's own goal state, never the workspace, so policies need not ask.
+    effect: 'read',
     parameters: {
       type: 'object',
       properties: {
