@@ -213,7 +213,7 @@ export class Session {
       // Event parts are not remembered for sharing: events are never embedded in later snapshots.
       frozenData = snapshotJson(data, `${type}.data`, false);
       if (options.sourceEventSeqs !== undefined)
-        sources = snapshotJson([...options.sourceEventSeqs], `${type}.sourceEventSeqs`, false);
+        sources = snapshotJson(options.sourceEventSeqs, `${type}.sourceEventSeqs`, false);
       if (options.surfaceOp !== undefined)
         surfaceOp = snapshotJson(options.surfaceOp, `${type}.surfaceOp`, false);
     } catch (error) {
