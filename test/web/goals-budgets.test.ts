@@ -1,5 +1,5 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent, Tool } from '../../src/index.ts';
 import { budgetsPlugin, defineTool, goalsPlugin, subagentsPlugin } from '../../src/index.ts';
 import { deferred } from '../../src/testing/index.ts';
@@ -7,7 +7,7 @@ import type { ServerFixture } from '../server/support.ts';
 import { serverFixture } from '../server/support.ts';
 import { raiseFor } from '../../web/src/budget-raise.ts';
 import { Transcript } from '../../web/src/transcript.ts';
-import { browserTestTimeout, buildTestWeb, hasChromium, launchBrowser, openPage } from './support.ts';
+import { browserSuite, browserTestTimeout, hasChromium, openPage } from './support.ts';
 
 /** A mutating tool that records its writes; a write may be held until the test releases it. */
 function noteTool(written: string[], gate?: Promise<void>): Tool<never> {
@@ -40,19 +40,8 @@ function notices(page: Page, type: string): Promise<string[]> {
 }
 
 describe.skipIf(!hasChromium)('Web UI: goals, budgets and subagents in a real browser', () => {
-  let browser: Browser;
-  let context: BrowserContext;
-  let web: Awaited<ReturnType<typeof buildTestWeb>>;
+  const shared = browserSuite();
   let f: ServerFixture;
-
-  beforeAll(async () => {
-    [web, browser] = await Promise.all([buildTestWeb(), launchBrowser()]);
-    context = await browser.newContext();
-  }, browserTestTimeout);
-  afterAll(async () => {
-    await browser?.close();
-    await web?.dispose();
-  });
   afterEach(async () => {
     await f?.close();
   });
@@ -81,10 +70,10 @@ describe.skipIf(!hasChromium)('Web UI: goals, budgets and subagents in a real br
             toolCalls: [{ id: 'call_done', name: 'goal_complete', arguments: { evidence: 'note a exists' } }],
           },
         ],
-        { tools: [noteTool(written, gate.promise)], server: { webRoot: web.webRoot } },
+        { tools: [noteTool(written, gate.promise)], server: { webRoot: shared.webRoot } },
       );
       f.harness.use(goalsPlugin());
-      const { page, problems } = await openPage(context, f.server.url);
+      const { page, problems } = await openPage(shared.context, f.server.url);
       await submit(page, '/goal Write note a');
 
       // The write is held, so the goal is certainly still active while we look at the header.
@@ -132,10 +121,10 @@ describe.skipIf(!hasChromium)('Web UI: goals, budgets and subagents in a real br
       const gate = deferred();
       f = await serverFixture([write('x'), { text: 'Done with x.' }], {
         tools: [noteTool([], gate.promise)],
-        server: { webRoot: web.webRoot },
+        server: { webRoot: shared.webRoot },
       });
       f.harness.use(goalsPlugin());
-      const { page, problems } = await openPage(context, f.server.url);
+      const { page, problems } = await openPage(shared.context, f.server.url);
       await submit(page, '/goal Write note x');
       await page.getByTestId('active-goal').waitFor();
       await page.getByTestId('clear-goal').click();
@@ -162,10 +151,10 @@ describe.skipIf(!hasChromium)('Web UI: goals, budgets and subagents in a real br
       const written: string[] = [];
       f = await serverFixture([write('w1'), write('w2'), { text: 'Both notes written.', usage }], {
         tools: [noteTool(written)],
-        server: { webRoot: web.webRoot },
+        server: { webRoot: shared.webRoot },
       });
       f.harness.use(budgetsPlugin({ perSession: { tokens: 200 } }));
-      const { page, problems } = await openPage(context, f.server.url);
+      const { page, problems } = await openPage(shared.context, f.server.url);
       await submit(page, 'Write two notes');
 
       const banner = page.getByTestId('budget-banner');
@@ -211,10 +200,10 @@ describe.skipIf(!hasChromium)('Web UI: goals, budgets and subagents in a real br
     async () => {
       f = await serverFixture([write('w1'), write('w2'), { text: 'never requested' }], {
         tools: [noteTool([])],
-        server: { webRoot: web.webRoot },
+        server: { webRoot: shared.webRoot },
       });
       f.harness.use(budgetsPlugin({ perSession: { tokens: 200 } }));
-      const { page, problems } = await openPage(context, f.server.url);
+      const { page, problems } = await openPage(shared.context, f.server.url);
       await submit(page, 'Write two notes');
       const banner = page.getByTestId('budget-banner');
       await banner.waitFor();
@@ -243,10 +232,10 @@ describe.skipIf(!hasChromium)('Web UI: goals, budgets and subagents in a real br
           { text: 'There are three files.' },
           { text: 'The subagent counted three files.' },
         ],
-        { tools: [], server: { webRoot: web.webRoot } },
+        { tools: [], server: { webRoot: shared.webRoot } },
       );
       f.harness.use(subagentsPlugin());
-      const { page, problems } = await openPage(context, f.server.url);
+      const { page, problems } = await openPage(shared.context, f.server.url);
       await submit(page, 'How many files?');
       await page.locator('[data-testid="turn-end"][data-turn-end="completed"]').waitFor();
       const parentUrl = page.url();

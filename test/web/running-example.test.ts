@@ -1,13 +1,12 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent, Tool } from '../../src/index.ts';
 import { builtinTools } from '../../src/index.ts';
 import type { ServerFixture } from '../server/support.ts';
 import { serverFixture, typesOf } from '../server/support.ts';
-import { browserTestTimeout, buildTestWeb, hasChromium, launchBrowser, openPage } from './support.ts';
+import { browserSuite, browserTestTimeout, hasChromium, openPage } from './support.ts';
 
 // Screenshots for the README are refreshed with REIN_SCREENSHOTS=1.
 const screenshotDir =
@@ -53,19 +52,8 @@ const seedOrder = [
 ];
 
 describe.skipIf(!hasChromium)('Web UI: the running example in a real browser', () => {
-  let browser: Browser;
-  let context: BrowserContext;
-  let web: Awaited<ReturnType<typeof buildTestWeb>>;
+  const shared = browserSuite();
   let f: ServerFixture;
-
-  beforeAll(async () => {
-    [web, browser] = await Promise.all([buildTestWeb(), launchBrowser()]);
-    context = await browser.newContext();
-  }, browserTestTimeout);
-  afterAll(async () => {
-    await browser?.close();
-    await web?.dispose();
-  });
   afterEach(async () => {
     await f?.close();
   });
@@ -78,8 +66,8 @@ describe.skipIf(!hasChromium)('Web UI: the running example in a real browser', (
   it(
     'type → streaming text → read_file approval dialog → approve → result card → summary → idle',
     async () => {
-      f = await serverFixture(script, { server: { webRoot: web.webRoot } });
-      const { page, problems } = await openPage(context, f.server.url);
+      f = await serverFixture(script, { server: { webRoot: shared.webRoot } });
+      const { page, problems } = await openPage(shared.context, f.server.url);
       // The token leaves the address bar at once.
       expect(page.url()).not.toContain('token=');
       await page.getByTestId('composer-input').fill('Summarize the README');
@@ -128,8 +116,10 @@ describe.skipIf(!hasChromium)('Web UI: the running example in a real browser', (
   it(
     'Stop while the approval dialog is open → aborted turn shown, agent idle, the next message works',
     async () => {
-      f = await serverFixture([script[0]!, { text: 'Hello again.' }], { server: { webRoot: web.webRoot } });
-      const { page, problems } = await openPage(context, f.server.url);
+      f = await serverFixture([script[0]!, { text: 'Hello again.' }], {
+        server: { webRoot: shared.webRoot },
+      });
+      const { page, problems } = await openPage(shared.context, f.server.url);
       await page.getByTestId('composer-input').fill('Summarize the README');
       await page.getByTestId('composer-input').press('Enter');
       const dialog = page.getByTestId('approval-dialog');
@@ -198,9 +188,9 @@ describe.skipIf(!hasChromium)('Web UI: the running example in a real browser', (
           },
           { text: 'Renamed.' },
         ],
-        { tools, server: { webRoot: web.webRoot, cwd: workspace } },
+        { tools, server: { webRoot: shared.webRoot, cwd: workspace } },
       );
-      const { page, problems } = await openPage(context, f.server.url);
+      const { page, problems } = await openPage(shared.context, f.server.url);
       await page.getByTestId('composer-input').fill('Rename beta to gamma');
       await page.getByTestId('composer-input').press('Enter');
       await page.locator('[data-testid="turn-end"][data-turn-end="completed"]').waitFor();
@@ -223,9 +213,9 @@ describe.skipIf(!hasChromium)('Web UI: the running example in a real browser', (
     async () => {
       f = await serverFixture(
         [{ error: { code: 'RATE_LIMIT', message: 'slow down', status: 429 } }, { text: 'Recovered.' }],
-        { server: { webRoot: web.webRoot } },
+        { server: { webRoot: shared.webRoot } },
       );
-      const { page, problems } = await openPage(context, f.server.url);
+      const { page, problems } = await openPage(shared.context, f.server.url);
       await page.getByTestId('composer-input').fill('hello');
       await page.getByTestId('composer-input').press('Enter');
       const banner = page.locator('[data-testid="error-banner"][data-turn-end="error"]');

@@ -1,34 +1,15 @@
-import type { Browser, BrowserContext } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { Agent, AnySessionEvent, Tool, UserMessage } from '../../src/index.ts';
 import { defineTool } from '../../src/index.ts';
 import { startReinServer } from '../../src/server/index.ts';
 import { deferred } from '../../src/testing/index.ts';
 import type { ServerFixture } from '../server/support.ts';
 import { readFileTool, serverFixture } from '../server/support.ts';
-import {
-  browserTestTimeout,
-  buildTestWeb,
-  hasChromium,
-  launchBrowser,
-  openPage,
-  transcriptHtml,
-} from './support.ts';
+import { browserSuite, browserTestTimeout, hasChromium, openPage, transcriptHtml } from './support.ts';
 
 describe.skipIf(!hasChromium)('Web UI: steering, queueing, reload, untrusted text', () => {
-  let browser: Browser;
-  let context: BrowserContext;
-  let web: Awaited<ReturnType<typeof buildTestWeb>>;
+  const shared = browserSuite();
   let f: ServerFixture;
-
-  beforeAll(async () => {
-    [web, browser] = await Promise.all([buildTestWeb(), launchBrowser()]);
-    context = await browser.newContext();
-  }, browserTestTimeout);
-  afterAll(async () => {
-    await browser?.close();
-    await web?.dispose();
-  });
   afterEach(async () => {
     await f?.close();
   });
@@ -58,9 +39,9 @@ describe.skipIf(!hasChromium)('Web UI: steering, queueing, reload, untrusted tex
           { text: 'Tests pass; noted your steer.' },
           { text: 'Answering the queued question.' },
         ],
-        { tools: [waitTool], server: { webRoot: web.webRoot } },
+        { tools: [waitTool], server: { webRoot: shared.webRoot } },
       );
-      const { page, problems } = await openPage(context, f.server.url);
+      const { page, problems } = await openPage(shared.context, f.server.url);
       const input = page.getByTestId('composer-input');
       await input.fill('Run the tests');
       await input.press('Enter');
@@ -115,9 +96,9 @@ describe.skipIf(!hasChromium)('Web UI: steering, queueing, reload, untrusted tex
           { error: { code: 'SERVER', message: 'upstream 500', status: 500 } },
           { text: deltas, delayMs: 50, usage: { inputTokens: 10, outputTokens: 40 } },
         ],
-        { server: { webRoot: web.webRoot } },
+        { server: { webRoot: shared.webRoot } },
       );
-      const { page: watcher } = await openPage(context, f.server.url);
+      const { page: watcher } = await openPage(shared.context, f.server.url);
       await watcher.getByTestId('composer-input').fill('first');
       await watcher.getByTestId('composer-input').press('Enter');
       await watcher.locator('[data-testid="error-banner"][data-turn-end="error"]').waitFor();
@@ -137,7 +118,7 @@ describe.skipIf(!hasChromium)('Web UI: steering, queueing, reload, untrusted tex
       await watcher.getByTestId('queued-message').first().waitFor();
 
       // A second tab on the same session (its own token from the printed URL).
-      const { page: reloader } = await openPage(context, f.server.url + new URL(watcher.url()).hash);
+      const { page: reloader } = await openPage(shared.context, f.server.url + new URL(watcher.url()).hash);
       await reloader.locator('[data-turn-end="error"]').first().waitFor();
       await watcher.getByTestId('queued-message').getByRole('button', { name: 'Send now' }).click();
       await reloader.locator('[data-testid="assistant-message"][data-streaming="true"]').waitFor();
@@ -168,8 +149,8 @@ describe.skipIf(!hasChromium)('Web UI: steering, queueing, reload, untrusted tex
     'reconnects by itself when the server restarts mid-stream: no gap, no duplicate, same transcript',
     async () => {
       const deltas = Array.from({ length: 60 }, (_, index) => `part${index} `);
-      f = await serverFixture([{ text: deltas, delayMs: 50 }], { server: { webRoot: web.webRoot } });
-      const { page, problems } = await openPage(context, f.server.url);
+      f = await serverFixture([{ text: deltas, delayMs: 50 }], { server: { webRoot: shared.webRoot } });
+      const { page, problems } = await openPage(shared.context, f.server.url);
       await page.getByTestId('composer-input').fill('stream please');
       await page.getByTestId('composer-input').press('Enter');
       await page.locator('[data-testid="assistant-message"][data-streaming="true"]').waitFor();
@@ -177,14 +158,14 @@ describe.skipIf(!hasChromium)('Web UI: steering, queueing, reload, untrusted tex
       await f.server.close();
       await page.getByTestId('connection').waitFor();
       // The agent keeps going while no server is up; a new server with the same port and token comes back.
-      const restarted = await startReinServer({ harness: f.harness, port, token, webRoot: web.webRoot });
+      const restarted = await startReinServer({ harness: f.harness, port, token, webRoot: shared.webRoot });
       try {
         await page.locator('[data-testid="turn-end"][data-turn-end="completed"]').waitFor();
         await page.getByTestId('connection').waitFor({ state: 'detached' });
         const html = await transcriptHtml(page);
         expect(html).toContain('part59');
         expect(html.split('part30 ').length).toBe(2);
-        const { page: fresh } = await openPage(context, restarted.url + new URL(page.url()).hash);
+        const { page: fresh } = await openPage(shared.context, restarted.url + new URL(page.url()).hash);
         await fresh.locator('[data-testid="turn-end"][data-turn-end="completed"]').waitFor();
         expect(await transcriptHtml(fresh)).toBe(html);
         expect(problems).toEqual([]);
@@ -223,10 +204,10 @@ describe.skipIf(!hasChromium)('Web UI: steering, queueing, reload, untrusted tex
                 '<script>window.__pwned="output"</script><img src=x onerror="window.__pwned=\'output-img\'">',
             ),
           ],
-          server: { webRoot: web.webRoot },
+          server: { webRoot: shared.webRoot },
         },
       );
-      const { page, problems } = await openPage(context, f.server.url);
+      const { page, problems } = await openPage(shared.context, f.server.url);
       await page.getByTestId('composer-input').fill('<img src=x onerror="window.__pwned=\'user\'">');
       await page.getByTestId('composer-input').press('Enter');
       const dialog = page.getByTestId('approval-dialog');

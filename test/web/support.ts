@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { buildWeb } from '../../src/server/index.ts';
 
 /** Debian's Chromium (installed by `.ci/run`); browser tests skip with a message when it is absent. */
@@ -33,6 +34,37 @@ export function launchBrowser(): Promise<Browser> {
       '--no-first-run',
     ],
   });
+}
+
+/** The browser, context and built UI one describe block shares. */
+export interface BrowserSuite {
+  readonly context: BrowserContext;
+  readonly webRoot: string;
+}
+
+/** Registers, in the calling describe block, one Chromium, one context and one built UI for all its tests. */
+export function browserSuite(): BrowserSuite {
+  let browser: Browser | undefined;
+  let context: BrowserContext | undefined;
+  let web: Awaited<ReturnType<typeof buildTestWeb>> | undefined;
+  beforeAll(async () => {
+    [web, browser] = await Promise.all([buildTestWeb(), launchBrowser()]);
+    context = await browser.newContext();
+  }, browserTestTimeout);
+  afterAll(async () => {
+    await browser?.close();
+    await web?.dispose();
+  });
+  return {
+    get context(): BrowserContext {
+      if (context === undefined) throw new Error('the browser suite is not started');
+      return context;
+    },
+    get webRoot(): string {
+      if (web === undefined) throw new Error('the browser suite is not started');
+      return web.webRoot;
+    },
+  };
 }
 
 /** Opens a page with a fixed viewport that fails the test on any page error or CSP violation. */
