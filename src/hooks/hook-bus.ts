@@ -164,11 +164,12 @@ export class HookBus {
   ): Promise<ResultOf<Name>> {
     this.#checkMode(event, 'waterfall');
     const all = this.#listeners.get(event);
-    if (all === undefined || all.length === 0) return Promise.resolve().then(inner);
+    // Without a listener that hears this scope the inner step runs at once: no chain, no extra tick.
+    if (all === undefined || !hears(all, scope)) return settle(inner);
     const chain = all.filter((r) => r.scope === undefined || r.scope === scope);
     const step = (index: number): Promise<ResultOf<Name>> => {
       const registration = chain[index];
-      if (registration === undefined) return Promise.resolve().then(inner);
+      if (registration === undefined) return settle(inner);
       if (!registration.active) return step(index + 1);
       // `next` is memoized so a listener that calls it twice never runs the inner chain twice.
       let downstream: Promise<ResultOf<Name>> | undefined;
@@ -182,6 +183,12 @@ export class HookBus {
       }
     };
     return step(0);
+  }
+
+  /** True when some active registration of `event` hears dispatches in `scope` (a cheap pre-check). */
+  hears(event: HookEventName, scope?: HookScope): boolean {
+    const list = this.#listeners.get(event);
+    return list !== undefined && hears(list, scope);
   }
 
   #remove(registration: Registration & { event: string }): void {
@@ -200,5 +207,22 @@ export class HookBus {
   #checkMode(event: string, used: DispatchMode): void {
     const declared = this.#modes.get(event);
     if (declared !== undefined && declared !== used) throw new HookModeError(event, declared, used);
+  }
+}
+
+function hears(list: readonly Registration[], scope: HookScope | undefined): boolean {
+  for (const registration of list) {
+    if (registration.active && (registration.scope === undefined || registration.scope === scope))
+      return true;
+  }
+  return false;
+}
+
+// Runs a waterfall's inner step now; a synchronous throw becomes a rejection with the thrown value.
+function settle<Result>(inner: () => Result | Promise<Result>): Promise<Result> {
+  try {
+    return Promise.resolve(inner());
+  } catch (error) {
+    return Promise.reject(error as Error);
   }
 }

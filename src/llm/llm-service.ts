@@ -49,6 +49,7 @@ export const llmEventModes = { 'llm/stream': 'waterfall' } as const;
 /** The adapter registry and the entry point of every model call. */
 export class LlmService {
   readonly #adapters = new Map<string, LlmAdapter>();
+  readonly #prepared = new WeakMap<LlmCallConfig, PreparedRoute>();
 
   readonly hooks: HookBus;
 
@@ -91,13 +92,18 @@ export class LlmService {
         message: `no provider '${config.provider}' is configured${known.length > 0 ? ` (configured: ${known.join(', ')})` : ''}`,
       });
     }
+    // A frozen config (the loop's seed, reused step after step) resolves once per adapter.
+    const cached = this.#prepared.get(config);
+    if (cached !== undefined && cached.adapter === adapter) return cached;
     const prepared = adapter.prepare?.(config) ?? config;
-    return Object.freeze({
+    const route: PreparedRoute = Object.freeze({
       config: Object.freeze({ ...prepared }),
       adapter,
       retryPolicy: adapter.retryPolicy ?? defaultRetryPolicy,
       model: adapter.describeModel?.(prepared.model),
     });
+    if (Object.isFrozen(config)) this.#prepared.set(config, route);
+    return route;
   }
 
   /**
@@ -132,23 +138,83 @@ export class LlmService {
 }
 
 /** Wraps a chunk source so that every throw becomes a terminal `finish` (aborted when the signal is). */
-export async function* normalizeStream(
+export function normalizeStream(
   open: () => AsyncIterable<StreamChunk>,
   signal: AbortSignal,
-): AsyncGenerator<StreamChunk, void, undefined> {
-  let finished = false;
-  try {
-    for await (const chunk of open()) {
-      yield chunk;
-      if (chunk.type === 'finish') {
-        finished = true;
-        return;
+): AsyncIterableIterator<StreamChunk> {
+  return new NormalizedStream(open, signal);
+}
+
+const doneResult: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+// A hand-written iterator rather than an async generator: one promise per chunk instead of several,
+// which is most of the per-chunk cost on the loop's hottest path. Semantics match the generator:
+// the source opens on the first `next()`, closes (its `return()` awaited) when the consumer asks past a
+// `finish` or returns early, and a throw before the finish becomes one terminal finish chunk.
+class NormalizedStream implements AsyncIterableIterator<StreamChunk> {
+  readonly #open: () => AsyncIterable<StreamChunk>;
+  readonly #signal: AbortSignal;
+  #source: AsyncIterator<StreamChunk> | undefined;
+  #finished = false;
+  #done = false;
+
+  readonly #onResult: (result: IteratorResult<StreamChunk>) => IteratorResult<StreamChunk, undefined>;
+  readonly #onError: (error: unknown) => IteratorResult<StreamChunk, undefined>;
+
+  constructor(open: () => AsyncIterable<StreamChunk>, signal: AbortSignal) {
+    this.#open = open;
+    this.#signal = signal;
+    // Bound once per stream, as member assignments (which the keep-names loader leaves unwrapped).
+    this.#onResult = (result) => this.#accept(result);
+    this.#onError = (error) => this.#fail(error);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<StreamChunk, undefined>> {
+    if (this.#done) return Promise.resolve(doneResult);
+    if (this.#finished) return this.return();
+    let pending: Promise<IteratorResult<StreamChunk>>;
+    try {
+      this.#source ??= this.#open()[Symbol.asyncIterator]();
+      pending = this.#source.next();
+    } catch (error) {
+      return Promise.resolve(this.#fail(error));
+    }
+    return pending.then(this.#onResult, this.#onError);
+  }
+
+  async return(): Promise<IteratorResult<StreamChunk, undefined>> {
+    if (this.#done) return doneResult;
+    this.#done = true;
+    const source = this.#source;
+    if (source?.return !== undefined) {
+      try {
+        await source.return();
+      } catch {
+        // A source that fails while closing has nothing left to say: the stream already ended or was left.
       }
     }
-  } catch (error) {
-    if (finished) return;
+    return doneResult;
+  }
+
+  #accept(result: IteratorResult<StreamChunk>): IteratorResult<StreamChunk, undefined> {
+    if (result.done === true) {
+      this.#done = true;
+      return doneResult;
+    }
+    if (result.value.type === 'finish') this.#finished = true;
+    return result;
+  }
+
+  #fail(error: unknown): IteratorResult<StreamChunk, undefined> {
+    // The source is broken, not suspended: like for-await after a throw, it is not closed.
+    this.#finished = true;
+    this.#done = true;
     const failure = toFailure(error);
-    yield { type: 'finish', reason: terminalReason(failure, signal) };
+    return { done: false, value: { type: 'finish', reason: terminalReason(failure, this.#signal) } };
   }
 }
 

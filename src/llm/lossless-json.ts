@@ -15,80 +15,173 @@ export class LosslessJsonError extends Error {
  * With `remember` (the default) the copy's root is recorded so that later snapshots embed it uncopied.
  */
 export function snapshotJson<T>(value: T, path = '$', remember = true): T {
-  const result = copy(value, { root: path, keys: [], ancestors: [] });
+  const result = snapshotAt(value, path, '', false);
   // Only roots are remembered: a later snapshot that embeds this one (a message inside an event) shares
   // it whole. Marking every nested object would bloat the weak set, whose upkeep dominates GC time.
   if (remember && typeof result === 'object' && result !== null) frozenSnapshots.add(result);
-  return result as T;
+  return result;
 }
 
-// The walk's position: keys and ancestors are pushed and popped as it descends, so the hot path
-// allocates no path strings; the path is spelled out only when a value is rejected.
-interface Walk {
-  readonly root: string;
-  readonly keys: (string | number)[];
-  readonly ancestors: object[];
+/**
+ * Snapshots `value` with the path spelled `prefix + suffix` (joined only when a value is rejected).
+ * With `adopt`, the caller hands the root over: a plain, unfrozen root object or array is validated and
+ * frozen in place instead of copied (its members are still snapshotted); the caller must not keep it.
+ */
+export function snapshotAt<T>(value: T, prefix: string, suffix: string, adopt: boolean): T {
+  if (typeof value !== 'object' || value === null) {
+    pathPrefix = prefix;
+    pathSuffix = suffix;
+    keyBase = keys.length;
+    checkPrimitive(value);
+    return value;
+  }
+  const savedPrefix = pathPrefix;
+  const savedSuffix = pathSuffix;
+  const savedKeyBase = keyBase;
+  const savedAncestorBase = ancestorBase;
+  pathPrefix = prefix;
+  pathSuffix = suffix;
+  keyBase = keys.length;
+  ancestorBase = ancestors.length;
+  try {
+    if (adopt && !Object.isFrozen(value)) return adoptRoot(value) as T;
+    return copy(value) as T;
+  } finally {
+    // A rejection unwinds mid-walk; the shared stacks are cut back to where this snapshot began.
+    keys.length = keyBase;
+    ancestors.length = ancestorBase;
+    pathPrefix = savedPrefix;
+    pathSuffix = savedSuffix;
+    keyBase = savedKeyBase;
+    ancestorBase = savedAncestorBase;
+  }
 }
 
-function reject(walk: Walk, reason: string, key?: string | number): never {
-  let path = walk.root;
-  const keys = key === undefined ? walk.keys : [...walk.keys, key];
-  for (const part of keys) path += typeof part === 'number' ? `[${part}]` : `.${part}`;
+// The walk's position lives in two module-wide stacks, pushed and popped as it descends, so the hot path
+// allocates no path strings and no per-level state. A getter that snapshots re-enters above the bases.
+const keys: (string | number)[] = [];
+const ancestors: object[] = [];
+let pathPrefix = '$';
+let pathSuffix = '';
+let keyBase = 0;
+let ancestorBase = 0;
+
+function reject(reason: string, key?: string | number): never {
+  let path = pathPrefix + pathSuffix;
+  for (let index = keyBase; index < keys.length; index++) path += describeKey(keys[index]!);
+  if (key !== undefined) path += describeKey(key);
   throw new LosslessJsonError(path, reason);
 }
 
-function copy(value: unknown, walk: Walk): unknown {
+function describeKey(key: string | number): string {
+  return typeof key === 'number' ? `[${key}]` : `.${key}`;
+}
+
+function checkPrimitive(value: unknown, key?: string | number): void {
   switch (typeof value) {
     case 'string':
     case 'boolean':
-      return value;
+      return;
     case 'number':
-      if (!Number.isFinite(value)) reject(walk, 'non-finite number');
-      if (Object.is(value, -0)) reject(walk, 'negative zero');
-      return value;
-    case 'object': {
-      if (value === null) return null;
-      // Already-frozen plain snapshots are shared, not copied: messages are deep-frozen at creation.
-      if (frozenSnapshots.has(value)) return value;
-      // Ancestors are few (JSON nests shallowly), so a linear scan beats allocating a Set per snapshot.
-      if (walk.ancestors.includes(value)) reject(walk, 'cycle');
-      walk.ancestors.push(value);
-      let result: unknown;
-      if (Array.isArray(value)) {
-        const out: unknown[] = new Array<unknown>(value.length);
-        for (let index = 0; index < value.length; index++) {
-          if (!(index in value)) reject(walk, 'sparse array', index);
-          walk.keys.push(index);
-          out[index] = copy(value[index], walk);
-          walk.keys.pop();
-        }
-        result = out;
-      } else {
-        const prototype = Object.getPrototypeOf(value) as unknown;
-        if (prototype !== Object.prototype && prototype !== null) {
-          reject(walk, `instance of ${describeConstructor(value)}`);
-        }
-        const out: Record<string, unknown> = {};
-        for (const key of Object.keys(value)) {
-          const member = (value as Record<string, unknown>)[key];
-          if (member === undefined) reject(walk, 'undefined', key);
-          walk.keys.push(key);
-          out[key] = copy(member, walk);
-          walk.keys.pop();
-        }
-        result = out;
-      }
-      walk.ancestors.pop();
-      return Object.freeze(result);
+      if (!Number.isFinite(value)) reject('non-finite number', key);
+      if (value === 0 && 1 / value < 0) reject('negative zero', key);
+      return;
+    default:
+      if (value !== null) reject(describeType(value), key);
+  }
+}
+
+function checkPlain(value: object): void {
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) {
+    reject(`instance of ${describeConstructor(value)}`);
+  }
+}
+
+function adoptRoot(value: object): object {
+  ancestors.push(value);
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      if (!(index in value)) reject('sparse array', index);
+      const member: unknown = value[index];
+      if (typeof member === 'object' && member !== null) {
+        keys.push(index);
+        value[index] = copy(member);
+        keys.pop();
+      } else checkPrimitive(member, index);
     }
+  } else {
+    checkPlain(value);
+    const record = value as Record<string, unknown>;
+    // for-in allocates no key array; a plain object's prototype contributes no enumerable keys.
+    for (const key in record) {
+      const member = record[key];
+      if (typeof member === 'object' && member !== null) {
+        keys.push(key);
+        record[key] = copy(member);
+        keys.pop();
+      } else checkPrimitive(member, key);
+    }
+  }
+  ancestors.pop();
+  return Object.freeze(value);
+}
+
+function copy(value: object): object {
+  // Already-frozen plain snapshots are shared, not copied: messages are deep-frozen at creation.
+  if (frozenSnapshots.has(value)) return value;
+  // Ancestors are few (JSON nests shallowly), so a linear scan beats allocating a Set per snapshot.
+  if (ancestors.indexOf(value, ancestorBase) !== -1) reject('cycle');
+  ancestors.push(value);
+  let result: unknown[] | Record<string, unknown>;
+  if (Array.isArray(value)) {
+    const out: unknown[] = new Array<unknown>(value.length);
+    for (let index = 0; index < value.length; index++) {
+      if (!(index in value)) reject('sparse array', index);
+      const member: unknown = value[index];
+      if (typeof member === 'object' && member !== null) {
+        keys.push(index);
+        out[index] = copy(member);
+        keys.pop();
+      } else {
+        checkPrimitive(member, index);
+        out[index] = member;
+      }
+    }
+    result = out;
+  } else {
+    checkPlain(value);
+    const out: Record<string, unknown> = {};
+    const record = value as Record<string, unknown>;
+    for (const key in record) {
+      const member = record[key];
+      if (typeof member === 'object' && member !== null) {
+        keys.push(key);
+        out[key] = copy(member);
+        keys.pop();
+      } else {
+        checkPrimitive(member, key);
+        out[key] = member;
+      }
+    }
+    result = out;
+  }
+  ancestors.pop();
+  return Object.freeze(result);
+}
+
+function describeType(value: unknown): string {
+  switch (typeof value) {
     case 'undefined':
-      return reject(walk, 'undefined');
+      return 'undefined';
     case 'bigint':
-      return reject(walk, 'BigInt');
+      return 'BigInt';
     case 'function':
-      return reject(walk, 'function');
+      return 'function';
     case 'symbol':
-      return reject(walk, 'symbol');
+      return 'symbol';
+    default:
+      return typeof value;
   }
 }
 

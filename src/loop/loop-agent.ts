@@ -217,7 +217,7 @@ export class LoopAgent implements Agent {
     throwIfAborted(signal);
     const turn = phase.turn + 1;
     try {
-      this.session.append('turn/start', { turn });
+      this.session.append('turn/start', { turn }, adopted);
     } catch (error) {
       this.#reportError(turn, 0, error);
       throw error;
@@ -246,7 +246,7 @@ export class LoopAgent implements Agent {
           break;
         }
         throwIfAborted(signal);
-        this.session.append('step/start', { turn, step });
+        this.session.append('step/start', { turn, step }, adopted);
         phase.step = step;
         let result: Awaited<ReturnType<StepRunner['run']>>;
         try {
@@ -254,7 +254,7 @@ export class LoopAgent implements Agent {
             this.session.append('user/message', message, { surfaceOp: 'append' });
           result = await this.#steps.run(turn, step, system, signal);
         } finally {
-          this.session.append('step/end', { turn, step });
+          this.session.append('step/end', { turn, step }, adopted);
         }
         if (result.kind === 'failed') {
           // The failed step is closed; recovery (retry, compaction) runs between it and the next step.
@@ -344,7 +344,7 @@ export class LoopAgent implements Agent {
 
   #closeTurn(turn: number, reason: TurnEndReason): void {
     try {
-      this.session.append('turn/end', { turn, reason });
+      this.session.append('turn/end', { turn, reason }, adopted);
     } catch (error) {
       this.#reportError(turn, 0, error);
     }
@@ -368,6 +368,9 @@ export class LoopAgent implements Agent {
     this.#services.hooks.emit('agent/status', { agent: this, status }, this.id);
   }
 }
+
+// The loop builds these payloads fresh and never touches them again, so the log adopts them uncopied.
+const adopted = Object.freeze({ adopt: true as const });
 
 function isDisposedAbort(signal: AbortSignal): boolean {
   return signal.aborted && (signal.reason as { kind?: unknown } | undefined)?.kind === 'disposed';

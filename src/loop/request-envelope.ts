@@ -12,14 +12,14 @@ export class RequestEnvelope {
   #lastSystem: string | undefined;
   #lastTools: readonly ToolSchema[] | undefined;
   #lastConfig: LlmCallConfig | undefined;
-  #lastContext: string | undefined;
+  #lastContext: { provider: string; model: string; contextWindow?: number } | undefined;
 
   constructor(session: Session) {
     this.#session = session;
     for (let seq = session.events.length - 1; seq >= 0; seq--) {
       const event = session.events[seq]!;
       if (event.type === 'request/context' && this.#lastContext === undefined) {
-        this.#lastContext = JSON.stringify(event.data);
+        this.#lastContext = event.data as { provider: string; model: string; contextWindow?: number };
       }
       if (event.type === 'request/header') {
         this.#lastHeaderJson = JSON.stringify((event.data as { header: EpochHeader }).header);
@@ -54,7 +54,7 @@ export class RequestEnvelope {
       const json = JSON.stringify(header);
       if (this.#first || json !== this.#lastHeaderJson) {
         const reason = this.#first ? (this.#lastHeaderJson === undefined ? 'initial' : 'resume') : 'change';
-        this.#session.append('request/header', { header, reason });
+        this.#session.append('request/header', { header, reason }, { adopt: true });
         this.#lastHeaderJson = json;
       }
       this.#first = false;
@@ -62,16 +62,20 @@ export class RequestEnvelope {
       this.#lastTools = tools;
       this.#lastConfig = config;
     }
-    const context: { provider: string; model: string; contextWindow?: number } = {
-      provider: config.provider,
-      model: config.model,
-    };
     const window = route?.model?.contextWindow;
-    if (window !== undefined) context.contextWindow = window;
-    const contextJson = JSON.stringify(context);
-    if (contextJson !== this.#lastContext) {
-      this.#session.append('request/context', context);
-      this.#lastContext = contextJson;
+    const last = this.#lastContext;
+    if (
+      last === undefined ||
+      last.provider !== config.provider ||
+      last.model !== config.model ||
+      last.contextWindow !== window
+    ) {
+      const context: { provider: string; model: string; contextWindow?: number } = {
+        provider: config.provider,
+        model: config.model,
+      };
+      if (window !== undefined) context.contextWindow = window;
+      this.#lastContext = this.#session.append('request/context', context, { adopt: true }).data;
     }
   }
 }
@@ -92,6 +96,14 @@ function sameConfig(a: LlmCallConfig, b: LlmCallConfig): boolean {
     a.reasoningEffort === b.reasoningEffort &&
     a.temperature === b.temperature &&
     a.maxTokens === b.maxTokens &&
-    (a.stop ?? []).join('\u0000') === (b.stop ?? []).join('\u0000')
+    sameStop(a.stop ?? noStop, b.stop ?? noStop)
   );
+}
+
+const noStop: readonly string[] = [];
+
+function sameStop(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index++) if (a[index] !== b[index]) return false;
+  return true;
 }

@@ -3,6 +3,7 @@ import type { HookBus } from '../hooks/index.ts';
 import type {
   LlmCallConfig,
   LlmFailure,
+  LlmRequest,
   LlmService,
   PreparedRoute,
   RetryPolicy,
@@ -70,7 +71,7 @@ export class StepRunner {
     const session = this.#session;
     // The history snapshot is taken at the start of the attempt, before `agent/request` runs.
     const messages = session.derivedMessages();
-    const seed = Object.freeze(this.#seedConfig());
+    const seed = this.#seedConfig();
     const config = await this.#hooks.waterfall(
       'agent/request',
       { agent: this.#agent, turn, step, signal },
@@ -97,18 +98,15 @@ export class StepRunner {
       if (!(error instanceof LlmError) || error.code !== 'NO_ADAPTER') throw error;
     }
     const prepared = route?.config ?? config;
-    // Later requests seed from what `agent/request` chose, not from adapter-completed defaults.
-    this.#lastConfig = config;
+    // Later requests seed from what `agent/request` chose, not from adapter-completed defaults. The seed
+    // is handed to listeners, so it is frozen (a listener's own answer is copied once, not every step).
+    this.#lastConfig = Object.isFrozen(config) ? config : Object.freeze({ ...config });
     const tools = this.#tools.schemas(this.#options.tools);
     this.#envelope.record(prepared, route, system, tools);
-    const request = Object.freeze({
-      ...prepared,
-      messages,
-      ...(system !== '' ? { system } : {}),
-      ...(tools.length > 0 ? { tools } : {}),
-      sessionId: session.id,
-      purpose: 'turn',
-    });
+    const request: LlmRequest = { ...prepared, messages, sessionId: session.id, purpose: 'turn' };
+    if (system !== '') request.system = system;
+    if (tools.length > 0) request.tools = tools;
+    Object.freeze(request);
     await session.checkpoint('request', signal);
     throwIfAborted(signal);
     const stream = await this.#llm.stream(request, { signal, route, scope: this.#agent.id });
@@ -118,7 +116,7 @@ export class StepRunner {
     try {
       for await (const chunk of stream) {
         throwIfAborted(signal);
-        chunkSeqs.push(session.append('assistant/chunk', { turn, step, chunk }).seq);
+        chunkSeqs.push(session.append('assistant/chunk', { turn, step, chunk }, { adopt: true }).seq);
         assembler.push(chunk);
       }
       throwIfAborted(signal);
@@ -136,7 +134,7 @@ export class StepRunner {
               interrupted: true,
               ...(usage !== undefined ? { usage } : {}),
             },
-            { surfaceOp: 'append', sourceEventSeqs: chunkSeqs },
+            { surfaceOp: 'append', sourceEventSeqs: chunkSeqs, adopt: true },
           );
         }
       }
@@ -145,7 +143,7 @@ export class StepRunner {
     const response = assembler.result();
     const finish = response.finish;
     if (finish.kind === 'error' || finish.kind === 'aborted') {
-      session.append('request/failed', { turn, step, failure: finish.failure });
+      session.append('request/failed', { turn, step, failure: finish.failure }, { adopt: true });
       return {
         kind: 'failed',
         failure: finish.failure,
@@ -162,7 +160,7 @@ export class StepRunner {
     session.append(
       'assistant/message',
       { turn, step, message, ...(response.usage !== undefined ? { usage: response.usage } : {}) },
-      { surfaceOp: 'append', sourceEventSeqs: chunkSeqs },
+      { surfaceOp: 'append', sourceEventSeqs: chunkSeqs, adopt: true },
     );
     if (finish.kind === 'max-tokens') return { kind: 'max-tokens' };
     const calls = message.content.filter((block): block is ToolCallBlock => block.type === 'tool-call');
@@ -184,8 +182,8 @@ export class StepRunner {
    * The config `agent/request` starts from: this driver's previous choice; on its first request, the
    * agent's options, falling back to the latest logged route (so a resumed session keeps its model).
    */
-  #seedConfig(): LlmCallConfig {
-    if (this.#lastConfig !== undefined) return { ...this.#lastConfig };
+  #seedConfig(): Readonly<LlmCallConfig> {
+    if (this.#lastConfig !== undefined) return this.#lastConfig;
     const logged = this.#envelope.lastConfig;
     const options = this.#options;
     const provider = options.provider ?? logged?.provider ?? '';
@@ -196,6 +194,6 @@ export class StepRunner {
     if (effort !== undefined) config.reasoningEffort = effort;
     if (options.temperature !== undefined) config.temperature = options.temperature;
     if (options.maxTokens !== undefined) config.maxTokens = options.maxTokens;
-    return config;
+    return Object.freeze(config);
   }
 }

@@ -21,6 +21,7 @@ interface StartedCall {
   final: boolean;
   done: boolean;
   failure: unknown;
+  readonly markReady: () => void;
 }
 
 /** One assistant message's tool calls, with what the scheduler needs to run them. */
@@ -137,13 +138,17 @@ class ScheduleRun {
 
   async #start(call: ToolCallBlock): Promise<void> {
     const { session, turn, step, signal } = this.#input;
-    const callEvent = session.append('tool/call', {
-      turn,
-      step,
-      callId: call.id,
-      name: call.name,
-      arguments: call.arguments,
-    });
+    const callEvent = session.append(
+      'tool/call',
+      {
+        turn,
+        step,
+        callId: call.id,
+        name: call.name,
+        arguments: call.arguments,
+      },
+      { adopt: true },
+    );
     const { call: info, problem } = this.#describe(call);
     const execution: ToolExecution = { call: info, session, signal, deferred: [], concludes: false };
     let markReady!: () => void;
@@ -151,22 +156,15 @@ class ScheduleRun {
       execution,
       callSeq: callEvent.seq,
       ready: new Promise<void>((resolve) => (markReady = resolve)),
+      markReady,
       prepared: undefined,
       final: false,
       done: false,
       failure: undefined,
     };
     this.#started.push(record);
-    const settle = (result: ToolExecutionResult | undefined, final: boolean, failure?: unknown): void => {
-      record.prepared = result;
-      record.final = final;
-      record.failure = failure;
-      record.done = true;
-      markReady();
-      void this.#pump();
-    };
     if (problem !== undefined) {
-      settle(problem, true);
+      this.#settle(record, problem, true);
       return;
     }
     // Preparation (pre-execute, approval) is awaited here, so no two preparations overlap.
@@ -174,30 +172,44 @@ class ScheduleRun {
     try {
       prepared = await this.#pipeline.prepare(execution);
     } catch (error) {
-      settle(undefined, true, error);
+      this.#settle(record, undefined, true, error);
       return;
     }
     if (prepared.kind !== 'dispatch') {
-      settle(prepared.result, prepared.kind === 'final');
+      this.#settle(record, prepared.result, prepared.kind === 'final');
       return;
     }
     try {
       await session.checkpoint('tool', signal);
     } catch (error) {
-      settle(undefined, true, error);
+      this.#settle(record, undefined, true, error);
       return;
     }
     this.#inFlight++;
     this.#pipeline.dispatch(execution).then(
       (result) => {
         this.#release();
-        settle(result, false);
+        this.#settle(record, result, false);
       },
       (error: unknown) => {
         this.#release();
-        settle(undefined, true, error);
+        this.#settle(record, undefined, true, error);
       },
     );
+  }
+
+  #settle(
+    record: StartedCall,
+    result: ToolExecutionResult | undefined,
+    final: boolean,
+    failure?: unknown,
+  ): void {
+    record.prepared = result;
+    record.final = final;
+    record.failure = failure;
+    record.done = true;
+    record.markReady();
+    void this.#pump();
   }
 
   #pump(): Promise<void> {
@@ -248,18 +260,26 @@ class ScheduleRun {
     };
     if (result.isError && result.error.info !== undefined) data.error = { ...result.error.info };
     if (result.meta !== undefined) data.meta = result.meta;
-    session.append('tool/result', data, { surfaceOp: 'append', sourceEventSeqs: [record.callSeq] });
+    session.append('tool/result', data, {
+      surfaceOp: 'append',
+      sourceEventSeqs: [record.callSeq],
+      adopt: true,
+    });
   }
 
   #syntheticPair(call: ToolCallBlock): void {
     const { session, turn, step } = this.#input;
-    const callEvent = session.append('tool/call', {
-      turn,
-      step,
-      callId: call.id,
-      name: call.name,
-      arguments: call.arguments,
-    });
+    const callEvent = session.append(
+      'tool/call',
+      {
+        turn,
+        step,
+        callId: call.id,
+        name: call.name,
+        arguments: call.arguments,
+      },
+      { adopt: true },
+    );
     const result = abortedBeforeDispatchResult();
     session.append(
       'tool/result',
@@ -269,7 +289,7 @@ class ScheduleRun {
         message: createToolResultMessage(call.id, result.content, true),
         error: { name: 'AbortError', code: 'ABORTED_BEFORE_DISPATCH' },
       },
-      { surfaceOp: 'append', sourceEventSeqs: [callEvent.seq] },
+      { surfaceOp: 'append', sourceEventSeqs: [callEvent.seq], adopt: true },
     );
   }
 

@@ -62,29 +62,41 @@ export class SystemPromptAssembler {
     return this.#hooks.waterfall(
       'system-prompt/assemble',
       context,
-      async () => {
+      () => {
         const sections: PromptSection[] = [];
         if (this.#base !== '') sections.push({ id: 'base', text: this.#base, order: 0 });
         if (context.instructions !== undefined && context.instructions !== '') {
           sections.push({ id: 'agent-instructions', text: context.instructions, order: 10 });
         }
-        for (const provider of this.#providers) {
-          const section = await provider(context);
-          if (section !== undefined && section.text !== '') sections.push(section);
-        }
-        return sections;
+        // Without section providers the sections are ready now: no await, no extra tick per step.
+        return this.#providers.size === 0 ? sections : this.#collect(context, sections);
       },
       context.sessionId,
     );
   }
 
+  async #collect(context: PromptContext, sections: PromptSection[]): Promise<PromptSection[]> {
+    for (const provider of this.#providers) {
+      const section = await provider(context);
+      if (section !== undefined && section.text !== '') sections.push(section);
+    }
+    return sections;
+  }
+
   /** Renders sections, ordered by `order` then insertion, joined by blank lines. */
   render(sections: readonly PromptSection[]): string {
-    return sections
-      .map((section, index) => ({ section, index }))
-      .sort((a, b) => (a.section.order ?? 50) - (b.section.order ?? 50) || a.index - b.index)
-      .map(({ section }) => section.text.trim())
-      .filter((text) => text !== '')
-      .join('\n\n');
+    // Sections usually arrive already in order; the sort (stable) runs only when they do not.
+    let ordered = true;
+    for (let index = 1; index < sections.length && ordered; index++) {
+      ordered = (sections[index - 1]!.order ?? 50) <= (sections[index]!.order ?? 50);
+    }
+    const list = ordered ? sections : [...sections].sort((a, b) => (a.order ?? 50) - (b.order ?? 50));
+    let text = '';
+    for (const section of list) {
+      const part = section.text.trim();
+      if (part === '') continue;
+      text = text === '' ? part : `${text}\n\n${part}`;
+    }
+    return text;
   }
 }

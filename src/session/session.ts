@@ -1,5 +1,5 @@
 import type { EmitEvent, HookBus } from '../hooks/index.ts';
-import { LosslessJsonError, snapshotJson } from '../llm/index.ts';
+import { LosslessJsonError, snapshotAt } from '../llm/index.ts';
 import type { Message } from '../llm/index.ts';
 import { EnclosureTracker } from './enclosure.ts';
 import type {
@@ -42,6 +42,11 @@ export interface AppendOptions {
   surfaceOp?: SurfaceOp;
   sourceEventSeqs?: readonly number[];
   ignorable?: true;
+  /**
+   * The caller hands `data` (and `sourceEventSeqs`) over: their top-level object is validated and frozen
+   * in place instead of copied, nested values are still snapshotted. The caller must not keep them.
+   */
+  adopt?: true;
 }
 
 /** Payload of `session/event`: one committed durable event. */
@@ -211,11 +216,12 @@ export class Session {
     let surfaceOp: SurfaceOp | undefined;
     try {
       // Event parts are not remembered for sharing: events are never embedded in later snapshots.
-      frozenData = snapshotJson(data, `${type}.data`, false);
+      const adopt = options.adopt === true;
+      frozenData = snapshotAt(data, type, '.data', adopt);
       if (options.sourceEventSeqs !== undefined)
-        sources = snapshotJson(options.sourceEventSeqs, `${type}.sourceEventSeqs`, false);
+        sources = snapshotAt(options.sourceEventSeqs, type, '.sourceEventSeqs', adopt);
       if (options.surfaceOp !== undefined)
-        surfaceOp = snapshotJson(options.surfaceOp, `${type}.surfaceOp`, false);
+        surfaceOp = snapshotAt(options.surfaceOp, type, '.surfaceOp', false);
     } catch (error) {
       if (error instanceof LosslessJsonError)
         throw new SessionError('INVALID_JSON_DATA', error.message, { cause: error });
@@ -270,7 +276,9 @@ export class Session {
     try {
       while (this.#publishIndex < this.#events.length) {
         const event = this.#events[this.#publishIndex++]!;
-        hooks.emit('session/event', { session: this, event }, this.id);
+        // No payload is built for an event nobody hears.
+        if (hooks.hears('session/event', this.id))
+          hooks.emit('session/event', { session: this, event }, this.id);
       }
     } finally {
       this.#publishing = false;

@@ -317,24 +317,7 @@ export class ToolPipeline {
     if (tool === undefined) {
       return toolErrorResult(`unknown tool '${call.name}'`, { name: 'ToolError', code: 'UNKNOWN_TOOL' });
     }
-    const context: ToolContext = {
-      signal,
-      callId: call.callId,
-      sessionId: call.sessionId,
-      turn: call.turn,
-      step: call.step,
-      session,
-      deferContext: (message) => {
-        execution.deferred.push(
-          typeof message === 'string'
-            ? createUserMessage(message, { kind: 'inject', origin: `tool:${tool.name}` })
-            : message,
-        );
-      },
-      concludeTurn: () => {
-        execution.concludes = true;
-      },
-    };
+    const context = new CallContext(execution, tool.name);
     let output: ToolOutput;
     try {
       output = await tool.execute(call.args, context);
@@ -343,6 +326,39 @@ export class ToolPipeline {
       return bodyFailure(error);
     }
     return renderOutput(output, execution);
+  }
+}
+
+// The context a tool body receives. Its two callbacks are closures (tools may pass them around unbound),
+// assigned as members so that the TypeScript loader's keep-names wrapper does not run for every call.
+class CallContext implements ToolContext {
+  readonly signal: AbortSignal;
+  readonly callId: string;
+  readonly sessionId: string;
+  readonly turn: number;
+  readonly step: number;
+  readonly session: Session;
+  readonly deferContext: (message: UserMessage | string) => void;
+  readonly concludeTurn: () => void;
+
+  constructor(execution: ToolExecution, toolName: string) {
+    const { call } = execution;
+    this.signal = execution.signal;
+    this.callId = call.callId;
+    this.sessionId = call.sessionId;
+    this.turn = call.turn;
+    this.step = call.step;
+    this.session = execution.session;
+    this.deferContext = (message) => {
+      execution.deferred.push(
+        typeof message === 'string'
+          ? createUserMessage(message, { kind: 'inject', origin: `tool:${toolName}` })
+          : message,
+      );
+    };
+    this.concludeTurn = () => {
+      execution.concludes = true;
+    };
   }
 }
 

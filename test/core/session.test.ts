@@ -53,6 +53,48 @@ describe('session log: append contract', () => {
     expect(log.length).toBe(0);
   });
 
+  it('adopt freezes the handed-over root in place, still snapshots its members, and validates', () => {
+    const log = session();
+    const chunk = { type: 'text-delta', index: 0, text: 'hi' };
+    log.append('turn/start', { turn: 1 }, { adopt: true });
+    log.append('step/start', { turn: 1, step: 1 }, { adopt: true });
+    const data = { turn: 1, step: 1, chunk };
+    const event = log.append('assistant/chunk', data, { adopt: true });
+    expect(event.data).toBe(data);
+    expect(Object.isFrozen(data)).toBe(true);
+    // The nested chunk belongs to someone else (the adapter): it is copied, not frozen in place.
+    expect((event.data as { chunk: unknown }).chunk).not.toBe(chunk);
+    expect(Object.isFrozen(chunk)).toBe(false);
+    chunk.text = 'changed';
+    expect(event.data).toEqual({ turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'hi' } });
+    // A frozen root cannot be adopted: it is copied like any other.
+    const frozen = Object.freeze({ turn: 1, step: 1, chunk: { type: 'finish', reason: { kind: 'stop' } } });
+    expect(log.append('assistant/chunk', frozen, { adopt: true }).data).not.toBe(frozen);
+    // Validation is the same: a bad member is refused with its path and nothing is appended.
+    const length = log.length;
+    expect(() =>
+      log.append('assistant/chunk', { turn: 1, step: 1, chunk: { text: Number.NaN } } as never, {
+        adopt: true,
+      }),
+    ).toThrowError(
+      expect.objectContaining({
+        code: 'INVALID_JSON_DATA',
+        message: expect.stringContaining('assistant/chunk.data.chunk.text'),
+      }),
+    );
+    expect(() => log.append('step/end', { turn: 1, step: undefined } as never, { adopt: true })).toThrowError(
+      expect.objectContaining({
+        code: 'INVALID_JSON_DATA',
+        message: expect.stringContaining('step/end.data.step'),
+      }),
+    );
+    expect(log.length).toBe(length);
+    // The walk's shared state is unwound after a rejection: the next snapshot names its own path.
+    expect(() => log.append('step/end', { turn: 1, step: 1, extra: [1, , 2] } as never)).toThrowError(
+      expect.objectContaining({ message: expect.stringContaining('step/end.data.extra[1]') }),
+    );
+  });
+
   it('enforces enclosure: turns 1,2,3 never nest, steps from 1, chunks inside the open step', () => {
     const log = session();
     expect(() => log.append('turn/start', { turn: 2 })).toThrowError(
