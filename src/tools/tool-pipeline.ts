@@ -312,7 +312,7 @@ export class ToolPipeline {
   }
 
   async #runBody(execution: ToolExecution): Promise<ToolExecutionResult> {
-    const { call, session, signal } = execution;
+    const { call, signal } = execution;
     const tool = call.tool;
     if (tool === undefined) {
       return toolErrorResult(`unknown tool '${call.name}'`, { name: 'ToolError', code: 'UNKNOWN_TOOL' });
