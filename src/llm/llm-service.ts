@@ -111,7 +111,7 @@ export class LlmService {
    * and normalizes every throw from lookup, dispatch or iteration into a terminal finish chunk; throws
    * from middleware propagate. Nothing is yielded after a finish.
    */
-  async stream(
+  stream(
     request: LlmRequest,
     options: { signal: AbortSignal; route?: PreparedRoute | undefined; scope?: HookScope },
   ): Promise<AsyncIterable<StreamChunk>> {

@@ -352,7 +352,7 @@ export class LoopAgent implements Agent {
 
   async #checkpointTurnEnd(turn: number, step: number): Promise<void> {
     try {
-      await this.session.checkpoint('turn-end');
+      if (this.session.persistent) await this.session.checkpoint('turn-end');
     } catch (error) {
       this.#reportError(turn, step, error);
     }

@@ -107,8 +107,10 @@ export class StepRunner {
     if (system !== '') request.system = system;
     if (tools.length > 0) request.tools = tools;
     Object.freeze(request);
-    await session.checkpoint('request', signal);
-    throwIfAborted(signal);
+    if (session.persistent) {
+      await session.checkpoint('request', signal);
+      throwIfAborted(signal);
+    }
     const stream = await this.#llm.stream(request, { signal, route, scope: this.#agent.id });
     const assembler = new BlockAssembler();
     const chunkSeqs: number[] = [];

@@ -180,7 +180,7 @@ class ScheduleRun {
       return;
     }
     try {
-      await session.checkpoint('tool', signal);
+      if (session.persistent) await session.checkpoint('tool', signal);
     } catch (error) {
       this.#settle(record, undefined, true, error);
       return;

@@ -58,7 +58,7 @@ export class SystemPromptAssembler {
   }
 
   /** Collects every section for a context through the assemble waterfall. */
-  async assemble(context: PromptContext): Promise<PromptSection[]> {
+  assemble(context: PromptContext): Promise<PromptSection[]> {
     return this.#hooks.waterfall(
       'system-prompt/assemble',
       context,

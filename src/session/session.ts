@@ -61,6 +61,8 @@ declare module '../hooks/hook-event-map.ts' {
   }
 }
 
+const settledCheckpoint: Promise<void> = Promise.resolve();
+
 /** The dispatch modes of the `session/*` events. */
 export const sessionEventModes = { 'session/event': 'emit' } as const;
 
@@ -168,11 +170,26 @@ export class Session {
     this.#persistence = persistence;
   }
 
+  /** True when appends go to a persistence sink, so that `checkpoint` has work to do. */
+  get persistent(): boolean {
+    return this.#persistence !== undefined;
+  }
+
   /** Makes every committed event durable (a no-op without persistence); rejects on failure. */
-  async checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
-    if (this.#persistence === undefined) return;
+  checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
+    const persistence = this.#persistence;
+    // Without persistence there is nothing to wait for: a settled promise, not an async round trip.
+    if (persistence === undefined) return settledCheckpoint;
+    return this.#checkpoint(persistence, reason, signal);
+  }
+
+  async #checkpoint(
+    persistence: SessionPersistence,
+    reason: CheckpointReason,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     try {
-      await this.#persistence.checkpoint(reason, signal);
+      await persistence.checkpoint(reason, signal);
     } catch (error) {
       throw new SessionError('CHECKPOINT_FAILED', `session ${this.id}: could not make the log durable`, {
         cause: error,

@@ -55,7 +55,11 @@ describe('session log: append contract', () => {
 
   it('adopt freezes the handed-over root in place, still snapshots its members, and validates', () => {
     const log = session();
-    const chunk = { type: 'text-delta', index: 0, text: 'hi' };
+    const chunk: { type: 'text-delta'; index: number; text: string } = {
+      type: 'text-delta',
+      index: 0,
+      text: 'hi',
+    };
     log.append('turn/start', { turn: 1 }, { adopt: true });
     log.append('step/start', { turn: 1, step: 1 }, { adopt: true });
     const data = { turn: 1, step: 1, chunk };
@@ -69,7 +73,7 @@ describe('session log: append contract', () => {
     expect(event.data).toEqual({ turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'hi' } });
     // A frozen root cannot be adopted: it is copied like any other.
     const frozen = Object.freeze({ turn: 1, step: 1, chunk: { type: 'finish', reason: { kind: 'stop' } } });
-    expect(log.append('assistant/chunk', frozen, { adopt: true }).data).not.toBe(frozen);
+    expect(log.append('assistant/chunk', frozen as never, { adopt: true }).data).not.toBe(frozen);
     // Validation is the same: a bad member is refused with its path and nothing is appended.
     const length = log.length;
     expect(() =>
