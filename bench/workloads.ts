@@ -18,7 +18,7 @@ export function collectGarbage(): void {
   gc();
 }
 
-function stepsScript(steps: number): FakeScript {
+export function stepsScript(steps: number): FakeScript {
   const done: FakeReply = { kind: 'text', deltas: ['done'] };
   return (call) =>
     call < steps ? { kind: 'tools', calls: [{ id: `call_${call}`, name: 'noop', arguments: '{}' }] } : done;
@@ -27,7 +27,7 @@ function stepsScript(steps: number): FakeScript {
 /**
  * W1: one prompt, one no-op tool call per step for `steps` steps, then an answer. Loop overhead per
  * model request (fake-model time subtracted) and, from the tool's timestamps, the growth ratio of the
- * step cost in the last tenth over the first tenth.
+ * median step cost in the last tenth over the first tenth (and the summed variant, for reference).
  */
 export async function measureSteps(subject: BenchSubject, steps: number): Promise<CellResult> {
   const noopTool = (marks: number[]): BenchTool => ({
@@ -51,18 +51,40 @@ export async function measureSteps(subject: BenchSubject, steps: number): Promis
     wallMs,
     modelMs: modelClock.totalMs,
   };
-  if (steps >= 100) result.growth = growthRatio(marks);
+  if (steps >= 100) {
+    result.growth = growthRatio(marks);
+    result.summedGrowth = summedGrowthRatio(marks);
+  }
   return result;
 }
 
-/** Step k costs marks[k] − marks[k−1]; the ratio of the last tenth's total to the first tenth's. */
+/**
+ * Step k costs marks[k] − marks[k−1]; the ratio of the last tenth's median step cost to the first tenth's.
+ * Medians, not sums: one collector pause in a tenth is not growth, a slower typical step is.
+ */
 export function growthRatio(marks: readonly number[]): number {
+  const tenth = Math.floor(marks.length / 10);
+  const first: number[] = [];
+  const last: number[] = [];
+  for (let k = 1; k <= tenth; k++) first.push(marks[k]! - marks[k - 1]!);
+  for (let k = marks.length - tenth; k < marks.length; k++) last.push(marks[k]! - marks[k - 1]!);
+  return medianOf(last) / medianOf(first);
+}
+
+/** The growth ratio as the issue first defined it: the last tenth's summed step cost over the first's. */
+export function summedGrowthRatio(marks: readonly number[]): number {
   const tenth = Math.floor(marks.length / 10);
   let first = 0;
   let last = 0;
   for (let k = 1; k <= tenth; k++) first += marks[k]! - marks[k - 1]!;
   for (let k = marks.length - tenth; k < marks.length; k++) last += marks[k]! - marks[k - 1]!;
   return last / first;
+}
+
+function medianOf(values: number[]): number {
+  const sorted = values.sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /**
@@ -169,8 +191,8 @@ export async function probeResultOrder(subject: BenchSubject): Promise<CellResul
 }
 
 /**
- * W4: `turns` turns of a short message and a short reply in one conversation; turn time of the first
- * and last 50 turns and the heap retained after GC (the conversation still alive).
+ * W4: `turns` turns of a short message and a short reply in one conversation; median turn time of the
+ * first and last 50 turns and the heap retained after GC (the conversation still alive).
  */
 export async function measureLongSession(subject: BenchSubject, turns: number): Promise<CellResult> {
   const reply: FakeReply = { kind: 'text', deltas: ['ok'] };
@@ -197,13 +219,16 @@ export async function measureLongSession(subject: BenchSubject, turns: number): 
     for (let index = from; index < to; index++) sum += times[index]!;
     return sum / (to - from);
   };
-  const firstUs = mean(0, window) * 1000;
-  const lastUs = mean(turns - window, turns) * 1000;
+  // Medians: one collector pause among 50 turns says nothing about the typical turn; means kept for reference.
+  const firstUs = medianOf(Array.from(times.subarray(0, window))) * 1000;
+  const lastUs = medianOf(Array.from(times.subarray(turns - window, turns))) * 1000;
   await conversation.close();
   return {
     firstTurnsUs: firstUs,
     lastTurnsUs: lastUs,
     growth: lastUs / firstUs,
+    firstTurnsMeanUs: mean(0, window) * 1000,
+    lastTurnsMeanUs: mean(turns - window, turns) * 1000,
     retainedMiB: retained / mebibyte,
   };
 }

@@ -123,6 +123,8 @@ export function createReinSubject(options: ReinSubjectOptions = {}): BenchSubjec
     options.scripted === true
       ? new ScriptedProvider({
           provider: providerName,
+          // A benchmark runs thousands of steps: recorded requests would keep every history snapshot.
+          recordRequests: false,
           fallback: (_request, call) => scriptedResponse(script(call)),
         })
       : new FakeReinModel(script, onRequest);

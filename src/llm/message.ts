@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomId } from './random-id.ts';
 import { snapshotJson } from './lossless-json.ts';
 
 /** Plain text. */
@@ -81,7 +81,7 @@ export interface ToolResultMessage extends Message {
 export function createUserMessage(
   content: string | readonly ContentBlock[],
   source: MessageSource = { kind: 'user' },
-  id: string = randomUUID(),
+  id: string = randomId(),
 ): UserMessage {
   const blocks = typeof content === 'string' ? [{ type: 'text' as const, text: content }] : content;
   return snapshotJson({ id, role: 'user' as const, content: blocks as ContentBlock[], source });
@@ -91,7 +91,7 @@ export function createUserMessage(
 export function createAssistantMessage(
   content: readonly ContentBlock[],
   source: AssistantMessage['source'],
-  id: string = randomUUID(),
+  id: string = randomId(),
 ): AssistantMessage {
   return snapshotJson({ id, role: 'assistant' as const, content: content as ContentBlock[], source });
 }
@@ -101,7 +101,7 @@ export function createToolResultMessage(
   callId: string,
   content: readonly ContentBlock[],
   isError: boolean,
-  id: string = randomUUID(),
+  id: string = randomId(),
 ): ToolResultMessage {
   const block: ToolResultBlock = {
     type: 'tool-result',

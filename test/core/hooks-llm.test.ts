@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { StreamChunk } from '../../src/index.ts';
-import { BlockAssembler, HookBus, HookModeError, LlmService, normalizeStream } from '../../src/index.ts';
+import {
+  BlockAssembler,
+  HookBus,
+  HookModeError,
+  LlmService,
+  normalizeStream,
+  randomId,
+} from '../../src/index.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 
 declare module '../../src/hooks/hook-event-map.ts' {
@@ -159,6 +166,62 @@ describe('llm service', () => {
     const after: StreamChunk[] = [];
     for await (const chunk of normalizeStream(chatty, controller.signal)) after.push(chunk);
     expect(after).toEqual([{ type: 'finish', reason: { kind: 'stop' } }]);
+  });
+
+  it('opens the source lazily and closes it on early exit or when asked past the finish', async () => {
+    const signal = new AbortController().signal;
+    const log: string[] = [];
+    const source = (label: string) => () => {
+      log.push(`open ${label}`);
+      return (async function* (): AsyncGenerator<StreamChunk> {
+        try {
+          yield { type: 'text-delta', index: 0, text: 'a' };
+          yield { type: 'finish', reason: { kind: 'stop' } };
+          yield { type: 'text-delta', index: 0, text: 'never read' };
+        } finally {
+          log.push(`closed ${label}`);
+        }
+      })();
+    };
+    const lazy = normalizeStream(source('lazy'), signal);
+    expect(log).toEqual([]);
+    for await (const chunk of lazy) if (chunk.type === 'text-delta') break;
+    expect(log).toEqual(['open lazy', 'closed lazy']);
+    const full: StreamChunk[] = [];
+    for await (const chunk of normalizeStream(source('full'), signal)) full.push(chunk);
+    expect(full.map((chunk) => chunk.type)).toEqual(['text-delta', 'finish']);
+    expect(log.slice(2)).toEqual(['open full', 'closed full']);
+    // A source that throws while opening becomes one terminal finish; an aborted signal marks it aborted.
+    const controller = new AbortController();
+    controller.abort();
+    const aborted: StreamChunk[] = [];
+    const failing = () => {
+      throw new Error('no route');
+    };
+    for await (const chunk of normalizeStream(failing, controller.signal)) aborted.push(chunk);
+    expect(aborted).toMatchObject([
+      { type: 'finish', reason: { kind: 'aborted', failure: { code: 'ABORTED' } } },
+    ]);
+  });
+
+  it('randomId makes flat, distinct version 4 UUIDs', () => {
+    const ids = new Set<string>();
+    for (let index = 0; index < 2000; index++) {
+      const id = randomId();
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      ids.add(id);
+    }
+    expect(ids.size).toBe(2000);
+  });
+
+  it('a scripted provider records requests unless told not to', async () => {
+    const signal = new AbortController().signal;
+    const request = { provider: 'scripted', model: 'm', messages: [] };
+    const recording = new ScriptedProvider({ responses: [{ text: 'a' }] });
+    const quiet = new ScriptedProvider({ responses: [{ text: 'a' }], recordRequests: false });
+    for (const provider of [recording, quiet]) for await (const _chunk of provider.stream(request, signal));
+    expect(recording.requests).toEqual([request]);
+    expect(quiet.requests).toEqual([]);
   });
 
   it('reports NO_ADAPTER in-band and lets an llm/stream listener short-circuit before lookup', async () => {

@@ -50,17 +50,24 @@ export interface ScriptedProviderOptions {
   fallback?: ScriptedTurn;
   models?: Readonly<Record<string, ModelInfo>>;
   retryPolicy?: RetryPolicy;
+  /**
+   * Whether `requests` records every request (the default). Each recorded request holds its own history
+   * snapshot, so a run of n steps keeps O(n²) memory: switch it off for long runs and benchmarks.
+   */
+  recordRequests?: boolean;
 }
 
 /**
  * A model provider that plays a script: text and reasoning deltas, tool calls, usage, max-tokens,
- * in-band errors, adapter throws, per-chunk delays and hangs. It records every request it receives.
+ * in-band errors, adapter throws, per-chunk delays and hangs. It records every request it receives
+ * unless told not to.
  */
 export class ScriptedProvider implements LlmAdapter {
   readonly provider: string;
   readonly retryPolicy: RetryPolicy | undefined;
-  /** Every request received, in order. */
+  /** Every request received, in order (empty with `recordRequests: false`). */
   readonly requests: LlmRequest[] = [];
+  readonly #record: boolean;
   readonly #queue: ScriptedTurn[];
   readonly #fallback: ScriptedTurn | undefined;
   readonly #models: Readonly<Record<string, ModelInfo>>;
@@ -72,6 +79,7 @@ export class ScriptedProvider implements LlmAdapter {
     this.#queue = [...(options.responses ?? [])];
     this.#fallback = options.fallback;
     this.#models = options.models ?? {};
+    this.#record = options.recordRequests ?? true;
   }
 
   /** Appends responses to the script. */
@@ -93,7 +101,7 @@ export class ScriptedProvider implements LlmAdapter {
   }
 
   stream(request: LlmRequest, signal: AbortSignal): AsyncIterable<StreamChunk> {
-    this.requests.push(request);
+    if (this.#record) this.requests.push(request);
     const call = this.#calls++;
     const entry = this.#queue.shift() ?? this.#fallback;
     if (entry === undefined) {
