@@ -15,7 +15,7 @@ export class LosslessJsonError extends Error {
  * With `remember` (the default) the copy's root is recorded so that later snapshots embed it uncopied.
  */
 export function snapshotJson<T>(value: T, path = '$', remember = true): T {
-  const result = snapshotAt(value, path, '', false);
+  const result = snapshotAt(value, path, '', 'none');
   // Only roots are remembered: a later snapshot that embeds this one (a message inside an event) shares
   // it whole. Marking every nested object would bloat the weak set, whose upkeep dominates GC time.
   if (remember && typeof result === 'object' && result !== null) frozenSnapshots.add(result);
@@ -23,11 +23,16 @@ export function snapshotJson<T>(value: T, path = '$', remember = true): T {
 }
 
 /**
- * Snapshots `value` with the path spelled `prefix + suffix` (joined only when a value is rejected).
- * With `adopt`, the caller hands the root over: a plain, unfrozen root object or array is validated and
- * frozen in place instead of copied (its members are still snapshotted); the caller must not keep it.
+ * How much of a value its caller hands over: `none` (copied), `root` (the root object is frozen in place,
+ * its members copied) or `deep` (every unfrozen object is frozen in place: for freshly parsed JSON).
  */
-export function snapshotAt<T>(value: T, prefix: string, suffix: string, adopt: boolean): T {
+export type AdoptMode = 'none' | 'root' | 'deep';
+
+/**
+ * Snapshots `value` with the path spelled `prefix + suffix` (joined only when a value is rejected).
+ * With `adopt` other than `none`, the caller hands the value over (see AdoptMode) and must not keep it.
+ */
+export function snapshotAt<T>(value: T, prefix: string, suffix: string, adopt: AdoptMode): T {
   if (typeof value !== 'object' || value === null) {
     pathPrefix = prefix;
     pathSuffix = suffix;
@@ -39,12 +44,16 @@ export function snapshotAt<T>(value: T, prefix: string, suffix: string, adopt: b
   const savedSuffix = pathSuffix;
   const savedKeyBase = keyBase;
   const savedAncestorBase = ancestorBase;
+  const savedAdoptDeep = adoptDeep;
   pathPrefix = prefix;
   pathSuffix = suffix;
   keyBase = keys.length;
   ancestorBase = ancestors.length;
   try {
-    if (adopt && !Object.isFrozen(value)) return adoptRoot(value) as T;
+    if (adopt !== 'none' && !Object.isFrozen(value)) {
+      adoptDeep = adopt === 'deep';
+      return adoptInPlace(value) as T;
+    }
     return copy(value) as T;
   } finally {
     // A rejection unwinds mid-walk; the shared stacks are cut back to where this snapshot began.
@@ -54,6 +63,7 @@ export function snapshotAt<T>(value: T, prefix: string, suffix: string, adopt: b
     pathSuffix = savedSuffix;
     keyBase = savedKeyBase;
     ancestorBase = savedAncestorBase;
+    adoptDeep = savedAdoptDeep;
   }
 }
 
@@ -65,6 +75,8 @@ let pathPrefix = '$';
 let pathSuffix = '';
 let keyBase = 0;
 let ancestorBase = 0;
+// Whether adoption reaches below the root; set per snapshot (adoption never re-enters user code).
+let adoptDeep = false;
 
 function reject(reason: string, key?: string | number): never {
   let path = pathPrefix + pathSuffix;
@@ -98,7 +110,8 @@ function checkPlain(value: object): void {
   }
 }
 
-function adoptRoot(value: object): object {
+function adoptInPlace(value: object): object {
+  if (ancestors.indexOf(value, ancestorBase) !== -1) reject('cycle');
   ancestors.push(value);
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++) {
@@ -106,7 +119,7 @@ function adoptRoot(value: object): object {
       const member: unknown = value[index];
       if (typeof member === 'object' && member !== null) {
         keys.push(index);
-        value[index] = copy(member);
+        value[index] = adoptMember(member);
         keys.pop();
       } else checkPrimitive(member, index);
     }
@@ -118,13 +131,17 @@ function adoptRoot(value: object): object {
       const member = record[key];
       if (typeof member === 'object' && member !== null) {
         keys.push(key);
-        record[key] = copy(member);
+        record[key] = adoptMember(member);
         keys.pop();
       } else checkPrimitive(member, key);
     }
   }
   ancestors.pop();
   return Object.freeze(value);
+}
+
+function adoptMember(member: object): object {
+  return adoptDeep && !Object.isFrozen(member) ? adoptInPlace(member) : copy(member);
 }
 
 function copy(value: object): object {

@@ -1,5 +1,6 @@
 import type { EmitEvent, HookBus } from '../hooks/index.ts';
 import { LosslessJsonError, snapshotAt } from '../llm/index.ts';
+import type { AdoptMode } from '../llm/index.ts';
 import type { Message } from '../llm/index.ts';
 import { EnclosureTracker } from './enclosure.ts';
 import type {
@@ -87,6 +88,8 @@ export class Session {
     header: SessionHeader;
     hooks?: HookBus;
     seed?: readonly AnySessionEvent[];
+    /** The seed's events are handed over (freshly parsed): validated and frozen in place, not copied. */
+    seedOwned?: boolean;
     persistence?: SessionPersistence;
   }) {
     this.header = Object.freeze({ ...options.header });
@@ -95,7 +98,8 @@ export class Session {
     this.#surface = new Surface(this.#events);
     const seed = options.seed;
     if (seed !== undefined) {
-      for (const event of seed) this.#acceptSeed(event);
+      const adopt: AdoptMode = options.seedOwned === true ? 'deep' : 'none';
+      for (const event of seed) this.#acceptSeed(event, adopt);
       this.#firstLiveSeq = this.#events.length;
       this.#publishIndex = this.#events.length;
     }
@@ -225,7 +229,14 @@ export class Session {
     return this.#events.filter((event) => event.type === type) as SessionEvent<Type>[];
   }
 
-  #build(type: string, data: unknown, options: AppendOptions, seq: number, time: number): AnySessionEvent {
+  #build(
+    type: string,
+    data: unknown,
+    options: AppendOptions,
+    seq: number,
+    time: number,
+    adoptMode: AdoptMode = 'none',
+  ): AnySessionEvent {
     if (typeof type !== 'string' || type === '')
       throw new SessionError('INVALID_EVENT', 'event type is required');
     let frozenData: unknown;
@@ -233,12 +244,12 @@ export class Session {
     let surfaceOp: SurfaceOp | undefined;
     try {
       // Event parts are not remembered for sharing: events are never embedded in later snapshots.
-      const adopt = options.adopt === true;
+      const adopt = options.adopt === true ? 'root' : adoptMode;
       frozenData = snapshotAt(data, type, '.data', adopt);
       if (options.sourceEventSeqs !== undefined)
         sources = snapshotAt(options.sourceEventSeqs, type, '.sourceEventSeqs', adopt);
       if (options.surfaceOp !== undefined)
-        surfaceOp = snapshotAt(options.surfaceOp, type, '.surfaceOp', false);
+        surfaceOp = snapshotAt(options.surfaceOp, type, '.surfaceOp', adopt);
     } catch (error) {
       if (error instanceof LosslessJsonError)
         throw new SessionError('INVALID_JSON_DATA', error.message, { cause: error });
@@ -267,7 +278,7 @@ export class Session {
     this.#surface.apply(event);
   }
 
-  #acceptSeed(event: AnySessionEvent): void {
+  #acceptSeed(event: AnySessionEvent, adopt: AdoptMode): void {
     if (event.seq !== this.#events.length) {
       throw new SessionError(
         'INVALID_EVENT',
@@ -278,7 +289,7 @@ export class Session {
     if (event.surfaceOp !== undefined) options.surfaceOp = event.surfaceOp;
     if (event.sourceEventSeqs !== undefined) options.sourceEventSeqs = event.sourceEventSeqs;
     if (event.ignorable === true) options.ignorable = true;
-    this.#commit(this.#build(event.type, event.data, options, event.seq, event.time));
+    this.#commit(this.#build(event.type, event.data, options, event.seq, event.time, adopt));
   }
 
   #publish(): void {

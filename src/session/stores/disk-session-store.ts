@@ -137,7 +137,8 @@ export class DiskSessionStore implements SessionStore {
     try {
       const parsed = await this.#parse(id, path, false);
       const repaired = repairInterruptedTail(parsed.events);
-      session = this.#construct(parsed.header, repaired, writer);
+      // The parsed events are this store's own: the session adopts them instead of copying them again.
+      session = this.#construct(parsed.header, repaired, writer, true);
       let closers = '';
       for (const event of repaired.slice(parsed.events.length)) closers += encodeEventLine(event);
       await writer.resume(parsed.completeBytes, parsed.tornBytes, closers, repaired.length);
@@ -321,10 +322,12 @@ export class DiskSessionStore implements SessionStore {
     header: SessionHeader,
     seed: readonly AnySessionEvent[] | undefined,
     writer: SessionFileWriter,
+    seedOwned = false,
   ): Session {
     const options: ConstructorParameters<typeof Session>[0] = { header, persistence: writer };
     if (this.#hooks !== undefined) options.hooks = this.#hooks;
     if (seed !== undefined) options.seed = seed;
+    if (seedOwned) options.seedOwned = true;
     try {
       return new Session(options);
     } catch (error) {

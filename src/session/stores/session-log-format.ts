@@ -71,37 +71,38 @@ export function parseSessionLog(
 ): ParsedSessionLog {
   const completeBytes = bytes.lastIndexOf(newline) + 1;
   const tornBytes = bytes.length - completeBytes;
-  const lines = bytes.toString('utf8', 0, completeBytes).split('\n');
-  lines.pop(); // the empty string after the final newline
-  const corrupt = (line: number, events: number, reason: string): SessionCorruptError =>
-    new SessionCorruptError({
-      id: context.id,
-      path: context.path,
-      line,
-      offset: offsetOfLine(lines, line),
-      goodEvents: events,
-      reason,
-    });
-  if (lines.length === 0) {
+  // Lines are decoded one at a time straight from the buffer: no copy of the whole file as one string,
+  // and every line's byte offset is known exactly for error reports.
+  const headerEnd = completeBytes === 0 ? -1 : bytes.indexOf(newline);
+  if (headerEnd < 0) {
     throw new SessionError(
       'SESSION_CORRUPT',
       `${context.path} is not a Rein session log: it has no complete header line (${bytes.length} bytes)`,
     );
   }
-  const header = parseHeader(lines[0]!, context);
+  const header = parseHeader(bytes.toString('utf8', 0, headerEnd), context);
   const events: AnySessionEvent[] = [];
-  for (let index = 1; index < lines.length; index++) {
-    const text = lines[index]!;
+  let line = 1;
+  for (let start = headerEnd + 1; start < completeBytes; ) {
+    const end = bytes.indexOf(newline, start);
+    line++;
     let problem: string | undefined;
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = JSON.parse(bytes.toString('utf8', start, end));
     } catch {
       problem = 'the line is not valid JSON';
     }
     if (problem === undefined) problem = checkEvent(value, events.length);
     if (problem !== undefined) {
-      const error = corrupt(index + 1, events.length, problem);
+      const error = new SessionCorruptError({
+        id: context.id,
+        path: context.path,
+        line,
+        offset: start,
+        goodEvents: events.length,
+        reason: problem,
+      });
       if (context.salvage === true) return { header, events, completeBytes, tornBytes, corrupt: error };
       throw error;
     }
@@ -109,11 +110,12 @@ export function parseSessionLog(
     if (event.ignorable !== true && !isKnownSessionEventType(event.type)) {
       throw new SessionError(
         'SESSION_VERSION',
-        `session ${context.id} (${context.path}) line ${index + 1} holds a required event type ` +
+        `session ${context.id} (${context.path}) line ${line} holds a required event type ` +
           `'${event.type}' this Rein does not know (written by a newer version or a plugin that is not loaded)`,
       );
     }
     events.push(event);
+    start = end + 1;
   }
   return { header, events, completeBytes, tornBytes };
 }
@@ -159,8 +161,3 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function offsetOfLine(lines: readonly string[], line: number): number {
-  let offset = 0;
-  for (let index = 0; index < line - 1; index++) offset += Buffer.byteLength(lines[index]!, 'utf8') + 1;
-  return offset;
-}
