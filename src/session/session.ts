@@ -10,6 +10,7 @@ import type {
   SessionEventType,
   SurfaceOp,
 } from './session-event.ts';
+import { surfaceEventTypes } from './session-event.ts';
 import { SessionError } from './session-error.ts';
 import { Surface } from './surface.ts';
 
@@ -271,11 +272,17 @@ export class Session {
   }
 
   #commit(event: AnySessionEvent): void {
+    // Most events (chunks, boundaries) carry no surface metadata and are no surface type: the surface
+    // has nothing to check or apply for them, and skipping it keeps the per-chunk path short.
+    const onSurface =
+      event.surfaceOp !== undefined ||
+      event.sourceEventSeqs !== undefined ||
+      surfaceEventTypes.has(event.type);
     this.#enclosure.check(event);
-    this.#surface.check(event);
+    if (onSurface) this.#surface.check(event);
     this.#events.push(event);
     this.#enclosure.apply(event);
-    this.#surface.apply(event);
+    if (onSurface) this.#surface.apply(event);
   }
 
   #acceptSeed(event: AnySessionEvent, adopt: AdoptMode): void {

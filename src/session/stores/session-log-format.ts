@@ -83,7 +83,7 @@ export function parseSessionLog(
   const header = parseHeader(bytes.toString('utf8', 0, headerEnd), context);
   const events: AnySessionEvent[] = [];
   let line = 1;
-  for (let start = headerEnd + 1; start < completeBytes; ) {
+  for (let start = headerEnd + 1; start < completeBytes;) {
     const end = bytes.indexOf(newline, start);
     line++;
     let problem: string | undefined;
@@ -160,4 +160,3 @@ function checkEvent(value: unknown, expectedSeq: number): string | undefined {
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
-
