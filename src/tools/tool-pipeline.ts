@@ -129,6 +129,8 @@ export function abortedBeforeDispatchResult(): ToolExecutionResult {
   };
 }
 
+const dispatchNow: PreparedCall = Object.freeze({ kind: 'dispatch' });
+
 function abortedResult(additionalContexts?: UserMessage[]): ToolExecutionResult {
   const result: ToolExecutionResult = {
     isError: true,
@@ -196,9 +198,16 @@ export class ToolPipeline {
   }
 
   /** Pre-execute and approval; never overlaps another call's preparation. */
-  async prepare(execution: ToolExecution): Promise<PreparedCall> {
+  prepare(execution: ToolExecution): Promise<PreparedCall> {
+    const { call, signal } = execution;
+    if (signal.aborted) return Promise.resolve({ kind: 'final', result: abortedBeforeDispatchResult() });
+    // Nobody listens on tools/pre-execute: the decision is `allow`, with no chain and no extra ticks.
+    if (!this.#hooks.hears('tools/pre-execute', call.sessionId)) return Promise.resolve(dispatchNow);
+    return this.#decide(execution);
+  }
+
+  async #decide(execution: ToolExecution): Promise<PreparedCall> {
     const { call, session, signal } = execution;
-    if (signal.aborted) return { kind: 'final', result: abortedBeforeDispatchResult() };
     let decision: PreToolDecision;
     try {
       decision = await this.#hooks.waterfall(
@@ -240,27 +249,37 @@ export class ToolPipeline {
   }
 
   /** Post-execute (unless the prepared result was final), then the `tools/result` notification. */
-  async finalize(
+  finalize(
     execution: ToolExecution,
     prepared: ToolExecutionResult,
     final: boolean,
   ): Promise<ToolExecutionResult> {
     const { call, session, signal } = execution;
-    let result = prepared;
-    if (!final) {
-      try {
-        const decision = await this.#hooks.waterfall(
-          'tools/post-execute',
-          { call, session, signal, result },
-          () => ({ kind: 'accept' }) as const,
-          call.sessionId,
-        );
-        result = applyPostDecision(result, decision);
-      } catch (error) {
-        result = listenerFailure('tools/post-execute', error);
-      }
-      if (signal.aborted && !result.isError) result = abortedResult(result.additionalContexts);
+    if (!final && this.#hooks.hears('tools/post-execute', call.sessionId)) {
+      return this.#review(execution, prepared);
     }
+    // Nobody listens on tools/post-execute: the result is accepted as it is, with no extra ticks.
+    const result =
+      !final && signal.aborted && !prepared.isError ? abortedResult(prepared.additionalContexts) : prepared;
+    this.#hooks.emit('tools/result', { call, result, session }, call.sessionId);
+    return Promise.resolve(result);
+  }
+
+  async #review(execution: ToolExecution, prepared: ToolExecutionResult): Promise<ToolExecutionResult> {
+    const { call, session, signal } = execution;
+    let result = prepared;
+    try {
+      const decision = await this.#hooks.waterfall(
+        'tools/post-execute',
+        { call, session, signal, result },
+        () => ({ kind: 'accept' }) as const,
+        call.sessionId,
+      );
+      result = applyPostDecision(result, decision);
+    } catch (error) {
+      result = listenerFailure('tools/post-execute', error);
+    }
+    if (signal.aborted && !result.isError) result = abortedResult(result.additionalContexts);
     this.#hooks.emit('tools/result', { call, result, session }, call.sessionId);
     return result;
   }
