@@ -51,6 +51,7 @@ export async function measureSteps(subject: BenchSubject, steps: number): Promis
     wallMs,
     modelMs: modelClock.totalMs,
   };
+  if (steps >= 10) result.medianStepUs = medianStepUs(marks);
   if (steps >= 100) {
     result.growth = growthRatio(marks);
     result.summedGrowth = summedGrowthRatio(marks);
@@ -79,6 +80,13 @@ export function summedGrowthRatio(marks: readonly number[]): number {
   for (let k = 1; k <= tenth; k++) first += marks[k]! - marks[k - 1]!;
   for (let k = marks.length - tenth; k < marks.length; k++) last += marks[k]! - marks[k - 1]!;
   return last / first;
+}
+
+/** The typical step: the median of marks[k] − marks[k−1] in µs (no setup, no single pause). */
+export function medianStepUs(marks: readonly number[]): number {
+  const costs: number[] = [];
+  for (let k = 1; k < marks.length; k++) costs.push((marks[k]! - marks[k - 1]!) * 1000);
+  return medianOf(costs);
 }
 
 function medianOf(values: number[]): number {
