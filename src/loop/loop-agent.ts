@@ -212,7 +212,6 @@ export class LoopAgent implements Agent {
 
   /** One turn; resolves true when the drain should run another turn in the same running interval. */
   async #turn(phase: Phase & { kind: 'running' }): Promise<boolean> {
-    const { hooks } = this.#services;
     const signal = phase.controller.signal;
     throwIfAborted(signal);
     const turn = phase.turn + 1;
@@ -224,89 +223,25 @@ export class LoopAgent implements Agent {
     }
     phase.turn = turn;
     phase.step = 0;
-    let outcome: TurnEndReason | undefined;
+    const state: TurnState = { phase, turn, signal, outcome: undefined, target: 'next-turn', failures: [] };
     let leftNormally = false;
-    let target: InboxTarget = 'next-turn';
-    const failures: LlmFailure[] = [];
     try {
-      for (;;) {
-        throwIfAborted(signal);
-        const step = phase.step + 1;
-        const { decision, system } = await this.#preStep(target, turn, step, signal);
-        if (decision.kind === 'reject') {
-          outcome = { kind: 'blocked' };
-          break;
-        }
-        if (outcome !== undefined && decision.messages.length === 0) {
-          leftNormally = true;
-          break;
-        }
-        if (phase.step === 0 && decision.messages.length === 0) {
-          outcome = { kind: 'completed' };
-          break;
-        }
-        throwIfAborted(signal);
-        this.session.append('step/start', { turn, step }, adopted);
-        phase.step = step;
-        let result: Awaited<ReturnType<StepRunner['run']>>;
-        try {
-          for (const message of decision.messages)
-            this.session.append('user/message', message, { surfaceOp: 'append' });
-          result = await this.#steps.run(turn, step, system, signal);
-        } finally {
-          this.session.append('step/end', { turn, step }, adopted);
-        }
-        if (result.kind === 'failed') {
-          // The failed step is closed; recovery (retry, compaction) runs between it and the next step.
-          const error = new LlmError(result.failure);
-          const answer = await hooks.waterfall(
-            'agent/request-error',
-            {
-              agent: this,
-              turn,
-              step,
-              provider: result.provider,
-              model: result.model,
-              error,
-              failure: error.failure,
-              previousFailures: failures.slice(),
-              retryPolicy: result.retryPolicy,
-              signal,
-            },
-            () => undefined,
-            this.id,
-          );
-          throwIfAborted(signal);
-          if (answer?.kind !== 'retry') throw error;
-          failures.push(error.failure);
-          target = 'next-step';
-          continue;
-        }
-        failures.length = 0;
-        if (outcome?.kind !== 'max-tokens') {
-          outcome = result.kind === 'continue' ? undefined : { kind: result.kind };
-        }
-        throwIfAborted(signal);
-        if (outcome !== undefined && this.inbox.size('next-step') === 0) {
-          await hooks.serial('agent/turn-stopping', { agent: this, turn, signal }, this.id);
-          throwIfAborted(signal);
-        }
-        if (outcome !== undefined && this.inbox.size('next-step') === 0) {
-          leftNormally = true;
-          break;
-        }
-        target = 'next-step';
-      }
+      // This frame lives as long as the turn (thousands of steps): it stays thin, and each step's work
+      // runs in its own call, which the engine can optimize again after a deoptimization.
+      let verdict: StepVerdict;
+      do verdict = await this.#step(state);
+      while (verdict === 'again');
+      leftNormally = verdict === 'leave';
     } catch (error) {
       if (signal.aborted) {
-        outcome = { kind: 'aborted' };
+        state.outcome = { kind: 'aborted' };
         throw error instanceof AgentAbortedError ? error : new AgentAbortedError(signal.reason);
       }
-      outcome = { kind: 'error', error: toFailure(error) };
+      state.outcome = { kind: 'error', error: toFailure(error) };
       this.#reportError(turn, phase.step, error);
       throw error;
     } finally {
-      this.#closeTurn(turn, outcome ?? { kind: 'completed' });
+      this.#closeTurn(turn, state.outcome ?? { kind: 'completed' });
     }
     await this.#checkpointTurnEnd(turn, phase.step);
     if (!leftNormally || this.inbox.size() === 0 || this.#disposing !== undefined) return false;
@@ -315,6 +250,73 @@ export class LoopAgent implements Agent {
     phase.latch = false;
     phase.step = 0;
     return true;
+  }
+
+  /** One step of the turn (or a pre-step that ends it): `again`, `stop` (turn over), or `leave` (done, may go on). */
+  async #step(state: TurnState): Promise<StepVerdict> {
+    const { hooks } = this.#services;
+    const { phase, turn, signal } = state;
+    throwIfAborted(signal);
+    const step = phase.step + 1;
+    const { decision, system } = await this.#preStep(state.target, turn, step, signal);
+    if (decision.kind === 'reject') {
+      state.outcome = { kind: 'blocked' };
+      return 'stop';
+    }
+    if (state.outcome !== undefined && decision.messages.length === 0) return 'leave';
+    if (phase.step === 0 && decision.messages.length === 0) {
+      state.outcome = { kind: 'completed' };
+      return 'stop';
+    }
+    throwIfAborted(signal);
+    this.session.append('step/start', { turn, step }, adopted);
+    phase.step = step;
+    let result: Awaited<ReturnType<StepRunner['run']>>;
+    try {
+      for (const message of decision.messages)
+        this.session.append('user/message', message, { surfaceOp: 'append' });
+      result = await this.#steps.run(turn, step, system, signal);
+    } finally {
+      this.session.append('step/end', { turn, step }, adopted);
+    }
+    if (result.kind === 'failed') {
+      // The failed step is closed; recovery (retry, compaction) runs between it and the next step.
+      const error = new LlmError(result.failure);
+      const answer = await hooks.waterfall(
+        'agent/request-error',
+        {
+          agent: this,
+          turn,
+          step,
+          provider: result.provider,
+          model: result.model,
+          error,
+          failure: error.failure,
+          previousFailures: state.failures.slice(),
+          retryPolicy: result.retryPolicy,
+          signal,
+        },
+        () => undefined,
+        this.id,
+      );
+      throwIfAborted(signal);
+      if (answer?.kind !== 'retry') throw error;
+      state.failures.push(error.failure);
+      state.target = 'next-step';
+      return 'again';
+    }
+    state.failures.length = 0;
+    if (state.outcome?.kind !== 'max-tokens') {
+      state.outcome = result.kind === 'continue' ? undefined : { kind: result.kind };
+    }
+    throwIfAborted(signal);
+    if (state.outcome !== undefined && this.inbox.size('next-step') === 0) {
+      await hooks.serial('agent/turn-stopping', { agent: this, turn, signal }, this.id);
+      throwIfAborted(signal);
+    }
+    if (state.outcome !== undefined && this.inbox.size('next-step') === 0) return 'leave';
+    state.target = 'next-step';
+    return 'again';
   }
 
   async #preStep(
@@ -371,6 +373,19 @@ export class LoopAgent implements Agent {
 
 // The loop builds these payloads fresh and never touches them again, so the log adopts them uncopied.
 const adopted = Object.freeze({ adopt: true as const });
+
+/** What one turn carries from step to step. */
+interface TurnState {
+  readonly phase: Phase & { kind: 'running' };
+  readonly turn: number;
+  readonly signal: AbortSignal;
+  outcome: TurnEndReason | undefined;
+  target: InboxTarget;
+  readonly failures: LlmFailure[];
+}
+
+/** After a step: run another, stop the turn (blocked, nothing to do), or leave it normally. */
+type StepVerdict = 'again' | 'stop' | 'leave';
 
 function isDisposedAbort(signal: AbortSignal): boolean {
   return signal.aborted && (signal.reason as { kind?: unknown } | undefined)?.kind === 'disposed';
