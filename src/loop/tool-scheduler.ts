@@ -137,18 +137,8 @@ class ScheduleRun {
   }
 
   async #start(call: ToolCallBlock): Promise<void> {
-    const { session, turn, step, signal } = this.#input;
-    const callEvent = session.append(
-      'tool/call',
-      {
-        turn,
-        step,
-        callId: call.id,
-        name: call.name,
-        arguments: call.arguments,
-      },
-      { adopt: true },
-    );
+    const { session, signal } = this.#input;
+    const callEvent = this.#appendCall(call);
     const { call: info, problem } = this.#describe(call);
     const execution: ToolExecution = { call: info, session, signal, deferred: [], concludes: false };
     let markReady!: () => void;
@@ -267,19 +257,15 @@ class ScheduleRun {
     });
   }
 
+  #appendCall(call: ToolCallBlock): { readonly seq: number } {
+    const { session, turn, step } = this.#input;
+    const data = { turn, step, callId: call.id, name: call.name, arguments: call.arguments };
+    return session.append('tool/call', data, { adopt: true });
+  }
+
   #syntheticPair(call: ToolCallBlock): void {
     const { session, turn, step } = this.#input;
-    const callEvent = session.append(
-      'tool/call',
-      {
-        turn,
-        step,
-        callId: call.id,
-        name: call.name,
-        arguments: call.arguments,
-      },
-      { adopt: true },
-    );
+    const callEvent = this.#appendCall(call);
     const result = abortedBeforeDispatchResult();
     session.append(
       'tool/result',
