@@ -21,7 +21,7 @@ export const subjectFiles: Readonly<Record<string, string>> = {
 };
 
 /** The workloads a cell can run. */
-export type WorkloadName = 'steps' | 'stream' | 'parallel' | 'order' | 'session';
+export type WorkloadName = 'steps' | 'steps-warm' | 'stream' | 'parallel' | 'order' | 'session';
 
 async function loadSubject(name: string): Promise<BenchSubject> {
   const file = subjectFiles[name];
@@ -39,6 +39,9 @@ async function runCell(subject: BenchSubject, workload: WorkloadName, param: str
   switch (workload) {
     case 'steps':
       return measureSteps(subject, Number(param));
+    case 'steps-warm':
+      // The warm-up is as long as the run: the young generation has grown before the clock starts.
+      return measureSteps(subject, Number(param), Number(param));
     case 'stream':
       return measureStream(subject, Number(param));
     case 'parallel':

@@ -4,6 +4,9 @@
 // The gated ratio compares median step costs (robust to a single collector pause); the summed ratio
 // (total cost of the last tenth over the first) is printed beside it for reference. µs/step is the whole
 // run (agent setup, first request, collector pauses) over the steps; the median step is the typical one.
+// Each cell first runs the same number of steps untimed, so the JIT is warm and the young generation has
+// grown to its working size: growth then measures the loop, not the heap's first growth into fresh pages
+// (on a virtual machine a page's first touch costs ~13 µs; see bench/page-faults.ts and bench/README.md).
 import { runCell } from './run-cell.ts';
 import { formatNumber, markdownTable, median, minimum } from './stats.ts';
 
@@ -17,7 +20,7 @@ for (const steps of sizes) {
   const growth: number[] = [];
   const summed: number[] = [];
   for (let rep = 0; rep < reps; rep++) {
-    const outcome = await runCell('rein-scripted', 'steps', steps);
+    const outcome = await runCell('rein-scripted', 'steps-warm', steps);
     if (!outcome.ok) throw new Error(`steps ${steps}: ${outcome.error}`);
     perStep.push(outcome.cell.usPerStep as number);
     if (typeof outcome.cell.medianStepUs === 'number') typical.push(outcome.cell.medianStepUs);
@@ -39,7 +42,7 @@ for (const steps of sizes) {
   ]);
 }
 process.stdout.write(
-  `Rein loop overhead, ScriptedProvider, ${reps} fresh processes per size (Node ${process.version})\n\n` +
+  `Rein loop overhead, ScriptedProvider, ${reps} fresh processes per size, each warmed by an untimed run of the same size (Node ${process.version})\n\n` +
     `${markdownTable(['steps', 'µs/step median', 'µs/step best', 'median step µs', 'growth (median step, last/first tenth)', 'growth (summed)'], rows)}\n\n` +
     `growth ${worstGrowth <= 1.2 ? 'within' : 'ABOVE'} the 1.2× bound (median over processes ${formatNumber(worstGrowth)}×)\n`,
 );

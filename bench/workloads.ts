@@ -25,11 +25,16 @@ export function stepsScript(steps: number): FakeScript {
 }
 
 /**
- * W1: one prompt, one no-op tool call per step for `steps` steps, then an answer. Loop overhead per
+ * W1: one prompt, one no-op tool call per step for `steps` steps, then an answer, after an untimed
+ * warm-up run of `warmSteps` steps (20: warms the JIT; `steps`: warms the heap to its working size too). Loop overhead per
  * model request (fake-model time subtracted) and, from the tool's timestamps, the growth ratio of the
  * median step cost in the last tenth over the first tenth (and the summed variant, for reference).
  */
-export async function measureSteps(subject: BenchSubject, steps: number): Promise<CellResult> {
+export async function measureSteps(
+  subject: BenchSubject,
+  steps: number,
+  warmSteps = 20,
+): Promise<CellResult> {
   const noopTool = (marks: number[]): BenchTool => ({
     name: 'noop',
     execute: () => {
@@ -37,7 +42,7 @@ export async function measureSteps(subject: BenchSubject, steps: number): Promis
       return 'ok';
     },
   });
-  await subject.runPrompt({ script: stepsScript(20), tool: noopTool([]) });
+  await subject.runPrompt({ script: stepsScript(warmSteps), tool: noopTool([]) });
   const marks: number[] = [];
   collectGarbage();
   modelClock.reset();
