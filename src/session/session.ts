@@ -185,21 +185,22 @@ export class Session {
     const persistence = this.#persistence;
     // Without persistence there is nothing to wait for: a settled promise, not an async round trip.
     if (persistence === undefined) return settledCheckpoint;
-    return this.#checkpoint(persistence, reason, signal);
+    // One rejection handler rather than an async wrapper: the loop checkpoints twice per step.
+    let pending: Promise<void>;
+    try {
+      pending = persistence.checkpoint(reason, signal);
+    } catch (error) {
+      return Promise.reject(this.#checkpointFailed(error));
+    }
+    return pending.catch((error: unknown) => {
+      throw this.#checkpointFailed(error);
+    });
   }
 
-  async #checkpoint(
-    persistence: SessionPersistence,
-    reason: CheckpointReason,
-    signal: AbortSignal | undefined,
-  ): Promise<void> {
-    try {
-      await persistence.checkpoint(reason, signal);
-    } catch (error) {
-      throw new SessionError('CHECKPOINT_FAILED', `session ${this.id}: could not make the log durable`, {
-        cause: error,
-      });
-    }
+  #checkpointFailed(cause: unknown): SessionError {
+    return new SessionError('CHECKPOINT_FAILED', `session ${this.id}: could not make the log durable`, {
+      cause,
+    });
   }
 
   /** Closes the session for writing. */

@@ -26,6 +26,8 @@ export interface SessionFileWriterOptions {
  */
 export type SessionDurability = 'power-loss' | 'process-crash';
 
+const settled: Promise<void> = Promise.resolve();
+
 // A batch this large is written at once rather than waiting for its window.
 const maxBatchBytes = 1 << 20;
 
@@ -129,18 +131,23 @@ export class SessionFileWriter implements SessionPersistence {
     }
   }
 
-  async checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
+  checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
     const sync = this.#durability === 'power-loss' || reason === 'turn-end' || reason === 'flush';
     if (!sync && this.#queued === 0 && this.#handle !== undefined && this.#failure === undefined) {
-      // Nothing else is in flight: write straight away instead of queueing behind an empty chain.
+      // Nothing else is in flight: write straight away instead of queueing behind an empty chain, and
+      // answer with a settled promise (no async round trip: this runs twice per step).
       try {
         this.#flushPending();
       } catch (error) {
         this.#failure = ioError(this.path, error);
-        throw this.#failure;
+        return Promise.reject(this.#failure);
       }
-      return;
+      return settled;
     }
+    return this.#checkpointInOrder(sync, signal);
+  }
+
+  async #checkpointInOrder(sync: boolean, signal: AbortSignal | undefined): Promise<void> {
     const done = this.#run(async () => {
       this.#flushPending();
       if (sync) await this.#sync();
