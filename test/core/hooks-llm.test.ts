@@ -84,6 +84,29 @@ describe('hook bus', () => {
     expect(innerRuns).toBe(1);
   });
 
+  it('an unheard waterfall runs its inner step at once; a throw there is a rejection with the thrown value', async () => {
+    const hooks = bus();
+    let ran = false;
+    const pending = hooks.waterfall('test/waterfall', { n: 1 }, () => {
+      ran = true;
+      return 'inner';
+    });
+    expect(ran).toBe(true);
+    expect(await pending).toBe('inner');
+    const thrown = { code: 'NOT_AN_ERROR' };
+    await expect(
+      hooks.waterfall('test/waterfall', { n: 1 }, () => {
+        throw thrown;
+      }),
+    ).rejects.toBe(thrown);
+    // A listener of another scope does not hear this dispatch: the inner step still runs at once.
+    hooks.on('test/waterfall', () => 'scoped', { scope: 'other' });
+    expect(hooks.hears('test/waterfall', 'mine')).toBe(false);
+    expect(hooks.hears('test/waterfall', 'other')).toBe(true);
+    expect(await hooks.waterfall('test/waterfall', { n: 1 }, () => 'mine', 'mine')).toBe('mine');
+    expect(await hooks.waterfall('test/waterfall', { n: 1 }, () => 'mine', 'other')).toBe('scoped');
+  });
+
   it('scoped registrations hear only their scope and are unwound together', async () => {
     const hooks = bus();
     const seen: string[] = [];
