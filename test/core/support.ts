@@ -1,7 +1,7 @@
 import type { Agent, Harness, HookEventName, Tool } from '../../src/index.ts';
 import { createHarness, defineTool } from '../../src/index.ts';
 import type { ScriptedTurn } from '../../src/testing/index.ts';
-import { ScriptedProvider } from '../../src/testing/index.ts';
+import { ScriptedProvider, eventsOf } from '../../src/testing/index.ts';
 
 /** A harness over a scripted model, plus the agent it made. */
 export interface Fixture {
@@ -79,7 +79,7 @@ export function types(agent: Agent): string[] {
 
 /** The data of every event of a type. */
 export function dataOf<T>(agent: Agent, type: string): T[] {
-  return agent.session.events.filter((event) => event.type === type).map((event) => event.data as T);
+  return eventsOf<T>(agent.session, type);
 }
 
 /** Lets pending microtasks and timers run. */

@@ -4,6 +4,7 @@ import { AnthropicProvider, OpenAICompatibleProvider, createHarness, defineTool 
 import { startFakeAnthropicServer } from '../support/fake-anthropic-server.ts';
 import type { FakeReply, FakeServer } from '../support/fake-openai-server.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
+import { dataOf } from '../core/support.ts';
 
 const readFile = defineTool<{ path: string }>({
   name: 'read_file',
@@ -38,10 +39,6 @@ async function agentOver(
   const provider = adapter(server.url);
   harness = createHarness({ providers: [provider], tools: [readFile] });
   return harness.createAgent({ provider: provider.provider, model });
-}
-
-function dataOf<T>(agent: Agent, type: string): T[] {
-  return agent.session.events.filter((event) => event.type === type).map((event) => event.data as T);
 }
 
 describe('a real agent over the HTTP adapters', () => {

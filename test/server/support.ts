@@ -5,7 +5,7 @@ import { createHarness, defineTool } from '../../src/index.ts';
 import type { ReinServer, ReinServerOptions } from '../../src/server/index.ts';
 import { startReinServer } from '../../src/server/index.ts';
 import type { ScriptedTurn } from '../../src/testing/index.ts';
-import { ScriptedProvider } from '../../src/testing/index.ts';
+import { ScriptedProvider, eventTypes } from '../../src/testing/index.ts';
 
 /** A harness over a scripted model, a `read_file` tool that asks for approval, and a running server. */
 export interface ServerFixture {
@@ -257,5 +257,5 @@ export function openStream(
 
 /** The types of a log without chunks. */
 export function typesOf(agent: Agent): string[] {
-  return agent.session.events.filter((event) => event.type !== 'assistant/chunk').map((event) => event.type);
+  return eventTypes(agent.session, { chunks: false });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Agent, CompactionSummaryData } from '../../../src/index.ts';
-import { ScriptedProvider, waitForEvent } from '../../../src/testing/index.ts';
+import { ScriptedProvider, eventsOf, waitForEvent } from '../../../src/testing/index.ts';
 import type { CompactionFixture } from './support.ts';
 import { bigReadTool, compactionFixture, filler, overflow, run, textOf, typesFrom } from './support.ts';
 
@@ -16,10 +16,7 @@ function turnResponses(): { text: string }[] {
 }
 
 function dataAt<T>(agent: Agent, from: number, type: string): T[] {
-  return agent.session.events
-    .slice(from)
-    .filter((event) => event.type === type)
-    .map((event) => event.data as T);
+  return eventsOf<T>(agent.session.events.slice(from), type);
 }
 
 describe('overflow recovery at agent/request-error', () => {

@@ -10,7 +10,7 @@ import type {
 } from '../../../src/index.ts';
 import { compactionPlugin, createHarness, defineTool } from '../../../src/index.ts';
 import type { ScriptedResponse } from '../../../src/testing/index.ts';
-import { ScriptedProvider } from '../../../src/testing/index.ts';
+import { ScriptedProvider, eventTypes } from '../../../src/testing/index.ts';
 
 /** A harness with the compaction plugin over one scripted model, and one agent. */
 export interface CompactionFixture {
@@ -78,10 +78,7 @@ export async function run(agent: Agent, prompt: string): Promise<void> {
 
 /** The log's event types without chunks, from `from` on. */
 export function typesFrom(agent: Agent, from = 0): string[] {
-  return agent.session.events
-    .slice(from)
-    .filter((event) => event.type !== 'assistant/chunk')
-    .map((event) => event.type);
+  return eventTypes(agent.session.events.slice(from), { chunks: false });
 }
 
 /** The text of a message's text blocks. */

@@ -45,10 +45,7 @@ export function plotOf(agent: Agent): string[] {
     .map((event) => event.type);
 }
 
-/** The data of every event of a type. */
-export function dataOf<T>(agent: Agent, type: string): T[] {
-  return agent.session.events.filter((event) => event.type === type).map((event) => event.data as T);
-}
+export { dataOf } from '../../core/support.ts';
 
 /** A mutating tool that records each call's argument. */
 export function writeTool(calls: string[] = []): Tool<never> {

@@ -4,6 +4,7 @@ import { OpenAICompatibleProvider, createHarness, retryPlugin } from '../../../s
 import { backoffDelay, retriesInChain } from '../../../src/plugins/retry/index.ts';
 import type { FakeReply, FakeServer } from '../../support/fake-openai-server.ts';
 import { startFakeOpenAIServer } from '../../support/fake-openai-server.ts';
+import { dataOf } from '../../core/support.ts';
 
 interface Rig {
   server: FakeServer;
@@ -39,10 +40,6 @@ async function start(
 function outline(agent: Agent): string[] {
   const noise = new Set(['assistant/chunk', 'request/header', 'request/context']);
   return agent.session.events.filter((event) => !noise.has(event.type)).map((event) => event.type);
-}
-
-function dataOf<T>(agent: Agent, type: string): T[] {
-  return agent.session.events.filter((event) => event.type === type).map((event) => event.data as T);
 }
 
 const failed = ['step/start', 'request/failed', 'step/end', 'llm/retry'];
