@@ -1,12 +1,13 @@
 import type { ContentBlock } from './message.ts';
 import type { FinishReason, StreamChunk, TokenUsage } from './stream-chunk.ts';
+import { TextAccumulator } from './text-accumulator.ts';
 
 interface PartialBlock {
   blockType: ContentBlock['type'] | undefined;
-  text: string;
+  text: TextAccumulator | undefined;
   id: string | undefined;
   name: string;
-  argumentsText: string;
+  argumentsText: TextAccumulator | undefined;
   closed: ContentBlock | undefined;
 }
 
@@ -40,14 +41,14 @@ export class BlockAssembler {
         const block = this.#partial(chunk.index);
         if (block.closed !== undefined) return;
         block.blockType ??= 'text';
-        block.text += chunk.text;
+        (block.text ??= new TextAccumulator()).push(chunk.text);
         return;
       }
       case 'reasoning-delta': {
         const block = this.#partial(chunk.index);
         if (block.closed !== undefined) return;
         block.blockType ??= 'reasoning';
-        block.text += chunk.text;
+        (block.text ??= new TextAccumulator()).push(chunk.text);
         return;
       }
       case 'tool-call-delta': {
@@ -56,7 +57,7 @@ export class BlockAssembler {
         block.blockType ??= 'tool-call';
         if (chunk.id !== '') block.id ??= chunk.id;
         if (chunk.name !== undefined && chunk.name !== '') block.name ||= chunk.name;
-        block.argumentsText += chunk.argumentsDelta;
+        (block.argumentsText ??= new TextAccumulator()).push(chunk.argumentsDelta);
         return;
       }
       case 'block-end': {
@@ -125,10 +126,10 @@ export class BlockAssembler {
     if (block === undefined) {
       block = {
         blockType: undefined,
-        text: '',
+        text: undefined,
         id: undefined,
         name: '',
-        argumentsText: '',
+        argumentsText: undefined,
         closed: undefined,
       };
       this.#blocks.set(index, block);
@@ -140,15 +141,15 @@ export class BlockAssembler {
 function assembleOpen(index: number, partial: PartialBlock): ContentBlock | undefined {
   switch (partial.blockType) {
     case 'text':
-      return { type: 'text', text: partial.text };
+      return { type: 'text', text: partial.text?.toString() ?? '' };
     case 'reasoning':
-      return { type: 'reasoning', text: partial.text };
+      return { type: 'reasoning', text: partial.text?.toString() ?? '' };
     case 'tool-call':
       return {
         type: 'tool-call',
         id: partial.id ?? `call-${index}`,
         name: partial.name,
-        arguments: partial.argumentsText,
+        arguments: partial.argumentsText?.toString() ?? '',
       };
     case 'image':
     case 'tool-result':

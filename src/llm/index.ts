@@ -7,3 +7,4 @@ export * from './message.ts';
 export * from './random-id.ts';
 export * from './retry-policy.ts';
 export * from './stream-chunk.ts';
+export * from './text-accumulator.ts';
