@@ -56,9 +56,10 @@ export function snapshotAt<T>(value: T, prefix: string, suffix: string, adopt: A
     }
     return copy(value) as T;
   } finally {
-    // A rejection unwinds mid-walk; the shared stacks are cut back to where this snapshot began.
-    keys.length = keyBase;
-    ancestors.length = ancestorBase;
+    // A rejection unwinds mid-walk; the shared stacks are cut back to where this snapshot began. Only
+    // then: assigning `length`, even unchanged, makes V8 drop an emptied stack's storage (a reallocation).
+    if (keys.length !== keyBase) keys.length = keyBase;
+    if (ancestors.length !== ancestorBase) ancestors.length = ancestorBase;
     pathPrefix = savedPrefix;
     pathSuffix = savedSuffix;
     keyBase = savedKeyBase;
