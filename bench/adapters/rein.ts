@@ -160,7 +160,7 @@ export function createReinSubject(options: ReinSubjectOptions = {}): BenchSubjec
       const { harness, agent } = await open(run.script, run.tool, run);
       agent.followup('go');
       await agent.whenIdle();
-      const last = agent.session.events[agent.session.events.length - 1];
+      const last = agent.session.log.at(-1);
       if (
         last?.type !== 'turn/end' ||
         (last.data as { reason: { kind: string } }).reason.kind !== 'completed'

@@ -35,10 +35,9 @@ export class Inbox {
     this.#session = options.session;
     this.#hooks = options.hooks;
     const from = options.session.header.seedLength ?? 0;
-    const events = options.session.events;
-    for (let seq = from; seq < events.length; seq++) {
-      const event = events[seq]!;
-      if (event.type === 'agent/inbox/spliced') this.#replay(event);
+    const log = options.session.log;
+    for (let seq = from; seq < log.length; seq++) {
+      if (log.typeAt(seq) === 'agent/inbox/spliced') this.#replay(log.at(seq)!);
     }
   }
 

@@ -109,7 +109,7 @@ async function drive(harness: ReinHarness, agent: Agent, options: DriveOptions):
     resumed: agent.session.firstLiveSeq > 0,
   });
   // Events the session wrote before we subscribed (a resumed log's end-seed marker) come first.
-  for (const event of agent.session.events.slice(agent.session.firstLiveSeq)) observe(event);
+  for (const event of agent.session.log.slice(agent.session.firstLiveSeq)) observe(event);
   harness.hooks.on('session/event', ({ event }) => observe(event), { scope: agent.id });
   harness.hooks.on('agent/status', ({ status }) => output.live('agent/status', { status }), {
     scope: agent.id,
@@ -208,10 +208,11 @@ function routeOf(agent: Agent): string | undefined {
   if (agent.options.provider !== undefined && agent.options.model !== undefined) {
     return `${agent.options.provider}/${agent.options.model}`;
   }
-  const events = agent.session.events;
-  for (let index = events.length - 1; index >= 0; index--) {
-    const event = events[index]!;
-    if (event.type === 'request/context') {
+  const log = agent.session.log;
+  for (let index = log.length - 1; index >= 0; index--) {
+    if (log.typeAt(index) !== 'request/context') continue;
+    const event = log.at(index)!;
+    {
       const data = event.data as { provider: string; model: string };
       return `${data.provider}/${data.model}`;
     }

@@ -16,8 +16,11 @@ export class RequestEnvelope {
 
   constructor(session: Session) {
     this.#session = session;
-    for (let seq = session.events.length - 1; seq >= 0; seq--) {
-      const event = session.events[seq]!;
+    const log = session.log;
+    for (let seq = log.length - 1; seq >= 0; seq--) {
+      const type = log.typeAt(seq);
+      if (type !== 'request/context' && type !== 'request/header') continue;
+      const event = log.at(seq)!;
       if (event.type === 'request/context' && this.#lastContext === undefined) {
         this.#lastContext = event.data as { provider: string; model: string; contextWindow?: number };
       }

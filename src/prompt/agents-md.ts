@@ -81,9 +81,11 @@ export function agentsMdPlugin(options: AgentsMdOptions): {
       state = { scanned: 0, injected: new Set() };
       seen.set(session.id, state);
     }
-    const events = session.events;
-    for (; state.scanned < events.length; state.scanned++) {
-      const event = events[state.scanned]!;
+    const log = session.log;
+    for (; state.scanned < log.length; state.scanned++) {
+      const type = log.typeAt(state.scanned);
+      if (type !== 'user/message' && type !== 'agent/inbox/spliced') continue;
+      const event = log.at(state.scanned)!;
       const messages: unknown[] =
         event.type === 'user/message'
           ? [event.data]

@@ -1,12 +1,19 @@
 import type { ServerResponse } from 'node:http';
 import type { AnySessionEvent } from '../index.ts';
 
+/** Indexed read access to a log: a live session's `log`, or an array of stored events. */
+export interface LogView {
+  readonly length: number;
+  at(index: number): AnySessionEvent | undefined;
+}
+
 /** Options of one event-stream client. */
 export interface EventStreamClientOptions {
   /** The first durable seq to send. */
   from: number;
   /** The session's log as it stands now (the live log, or the stored one). */
-  source: () => readonly AnySessionEvent[];
+  /** The log to send, read by index (a live session's log or a stored array). */
+  source: () => LogView;
   /** The live state sent in a `resync` after live events had to be dropped. */
   snapshot: () => unknown;
   /** How many live (non-durable) events may wait for a slow client before they collapse into a resync. */
@@ -124,7 +131,7 @@ export class EventStreamClient {
         this.#write(live.event, live.data);
         continue;
       }
-      const event = log[this.#next];
+      const event = log.at(this.#next);
       if (event === undefined) return;
       this.#next = event.seq + 1;
       this.#write('log', event, event.seq);

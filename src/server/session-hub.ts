@@ -9,6 +9,7 @@ import type {
   UserMessage,
 } from '../index.ts';
 import { EventStreamClient } from './event-stream-client.ts';
+import type { LogView } from './event-stream-client.ts';
 
 /** A provider and model pair. */
 export interface ModelRoute {
@@ -84,7 +85,7 @@ export class SessionHub {
         const channel = this.#channels.get(agent.id);
         if (channel === undefined) return;
         // The log the clients read must outlive the agent: keep the last events as the stored view.
-        channel.stored = agent.session.events.slice();
+        channel.stored = agent.session.events;
         this.#broadcast(agent.id, 'state', this.state(agent.id));
       }),
       hooks.on('agent/request', async ({ agent }, next) => {
@@ -111,10 +112,13 @@ export class SessionHub {
     const override = this.#routes.get(sessionId);
     if (override !== undefined) return override;
     const agent = this.#harness.agents.get(sessionId);
-    const events = agent?.session.events ?? this.#channels.get(sessionId)?.stored ?? [];
-    for (let index = events.length - 1; index >= 0; index--) {
-      const event = events[index]!;
-      if (event.type === 'request/header') {
+    const log = this.#log(sessionId);
+    for (let index = log.length - 1; index >= 0; index--) {
+      // A live log answers the type without rebuilding packed chunk events.
+      const type = agent !== undefined ? agent.session.log.typeAt(index) : log.at(index)?.type;
+      if (type !== 'request/header') continue;
+      const event = log.at(index)!;
+      {
         const { provider, model } = (event.data as { header: EpochHeader }).header.config;
         return { provider, model };
       }
@@ -207,9 +211,9 @@ export class SessionHub {
     for (const dispose of this.#disposers.splice(0)) dispose();
   }
 
-  #log(sessionId: string): readonly AnySessionEvent[] {
+  #log(sessionId: string): LogView {
     const agent = this.#harness.agents.get(sessionId);
-    if (agent !== undefined) return agent.session.events;
+    if (agent !== undefined) return agent.session.log;
     return this.#channels.get(sessionId)?.stored ?? [];
   }
 

@@ -3,6 +3,7 @@ export * from './enclosure.ts';
 export * from './session.ts';
 export * from './session-error.ts';
 export * from './session-event.ts';
+export * from './session-log.ts';
 export * from './session-store.ts';
 export * from './session-summary.ts';
 export * from './stores/memory-session-store.ts';

@@ -12,6 +12,8 @@ import type {
 } from './session-event.ts';
 import { surfaceEventTypes } from './session-event.ts';
 import { SessionError } from './session-error.ts';
+import { SessionLog } from './session-log.ts';
+import type { ReadonlySessionLog } from './session-log.ts';
 import { Surface } from './surface.ts';
 
 /** Facts about a session kept outside its log. */
@@ -75,13 +77,14 @@ export const sessionEventModes = { 'session/event': 'emit' } as const;
 export class Session {
   readonly id: string;
   readonly header: Readonly<SessionHeader>;
-  readonly #events: AnySessionEvent[] = [];
+  readonly #log = new SessionLog();
+  // Committed events not yet published, as the objects that were committed.
+  readonly #unpublished: AnySessionEvent[] = [];
   readonly #surface: Surface;
   readonly #enclosure = new EnclosureTracker();
   readonly #hooks: HookBus | undefined;
   #persistence: SessionPersistence | undefined;
   #firstLiveSeq = 0;
-  #publishIndex = 0;
   #publishing = false;
   #closed = false;
 
@@ -96,13 +99,12 @@ export class Session {
     this.header = Object.freeze({ ...options.header });
     this.id = options.header.id;
     this.#hooks = options.hooks;
-    this.#surface = new Surface(this.#events);
+    this.#surface = new Surface(this.#log);
     const seed = options.seed;
     if (seed !== undefined) {
       const adopt: AdoptMode = options.seedOwned === true ? 'deep' : 'none';
       for (const event of seed) this.#acceptSeed(event, adopt);
-      this.#firstLiveSeq = this.#events.length;
-      this.#publishIndex = this.#events.length;
+      this.#firstLiveSeq = this.#log.length;
     }
     this.#persistence = options.persistence;
     if (seed !== undefined && seed.length > 0 && seed[seed.length - 1]!.type !== 'session/end-seed') {
@@ -110,14 +112,22 @@ export class Session {
     }
   }
 
-  /** Every event in seq order; the array is the log itself and must not be mutated. */
+  /**
+   * Every event in seq order, as a fresh array built from the log (O(n): code that reads the log as
+   * it grows uses `log`). Chunk events are rebuilt from their packed form: equal, frozen, not identical.
+   */
   get events(): readonly AnySessionEvent[] {
-    return this.#events;
+    return this.#log.slice();
+  }
+
+  /** The log itself: indexed and typed reads without copying. */
+  get log(): ReadonlySessionLog {
+    return this.#log;
   }
 
   /** The number of events. */
   get length(): number {
-    return this.#events.length;
+    return this.#log.length;
   }
 
   /** The seq of the first event appended by this live session (the seed length). */
@@ -219,16 +229,20 @@ export class Session {
     options: AppendOptions = {},
   ): SessionEvent<Type> {
     if (this.#closed) throw new SessionError('SESSION_CLOSED', `session ${this.id} is closed`);
-    const event = this.#build(type, data, options, this.#events.length, Date.now());
+    const event = this.#build(type, data, options, this.#log.length, Date.now());
     this.#commit(event);
     this.#persistence?.write(event);
-    this.#publish();
+    this.#publish(event);
     return event as SessionEvent<Type>;
   }
 
   /** The typed events of one type, in seq order (a scan: for tests and tools, not hot paths). */
   eventsOfType<Type extends SessionEventType>(type: Type): SessionEvent<Type>[] {
-    return this.#events.filter((event) => event.type === type) as SessionEvent<Type>[];
+    const log = this.#log;
+    const found: SessionEvent<Type>[] = [];
+    for (let seq = 0; seq < log.length; seq++)
+      if (log.typeAt(seq) === type) found.push(log.at(seq) as SessionEvent<Type>);
+    return found;
   }
 
   #build(
@@ -281,16 +295,16 @@ export class Session {
       surfaceEventTypes.has(event.type);
     this.#enclosure.check(event);
     if (onSurface) this.#surface.check(event);
-    this.#events.push(event);
+    this.#log.push(event);
     this.#enclosure.apply(event);
     if (onSurface) this.#surface.apply(event);
   }
 
   #acceptSeed(event: AnySessionEvent, adopt: AdoptMode): void {
-    if (event.seq !== this.#events.length) {
+    if (event.seq !== this.#log.length) {
       throw new SessionError(
         'INVALID_EVENT',
-        `seed event has seq ${event.seq}, expected ${this.#events.length}`,
+        `seed event has seq ${event.seq}, expected ${this.#log.length}`,
       );
     }
     const options: AppendOptions = {};
@@ -300,24 +314,28 @@ export class Session {
     this.#commit(this.#build(event.type, event.data, options, event.seq, event.time, adopt));
   }
 
-  #publish(): void {
-    // Re-entrant appends land here while an outer publication runs; the outer loop publishes them in order.
-    if (this.#publishing) return;
-    const hooks = this.#hooks;
-    if (hooks === undefined) {
-      this.#publishIndex = this.#events.length;
+  #publish(event: AnySessionEvent): void {
+    const queue = this.#unpublished;
+    // An append made by an observer while an outer publication runs waits for the outer loop.
+    if (this.#publishing) {
+      queue.push(event);
       return;
     }
+    const hooks = this.#hooks;
+    if (hooks === undefined) return;
     this.#publishing = true;
     try {
-      while (this.#publishIndex < this.#events.length) {
-        const event = this.#events[this.#publishIndex++]!;
-        // No payload is built for an event nobody hears.
-        if (hooks.hears('session/event', this.id))
-          hooks.emit('session/event', { session: this, event }, this.id);
-      }
+      // Events left queued by a publication that threw go out first, in seq order.
+      if (queue.length > 0) queue.push(event);
+      else this.#emit(hooks, event);
+      while (queue.length > 0) this.#emit(hooks, queue.shift()!);
     } finally {
       this.#publishing = false;
     }
+  }
+
+  #emit(hooks: HookBus, event: AnySessionEvent): void {
+    // No payload is built for an event nobody hears.
+    if (hooks.hears('session/event', this.id)) hooks.emit('session/event', { session: this, event }, this.id);
   }
 }

@@ -2,6 +2,7 @@ import type { Message } from '../llm/index.ts';
 import type { AnySessionEvent } from './session-event.ts';
 import { surfaceEventTypes } from './session-event.ts';
 import { SessionError } from './session-error.ts';
+import type { ReadonlySessionLog } from './session-log.ts';
 
 /**
  * The model-visible surface: the ordered seqs of message events, its replacement generation, and the
@@ -16,10 +17,10 @@ export class Surface {
   #derivedNodes = 0;
   #derivedGeneration = 0;
   #snapshot: readonly Message[] | undefined;
-  readonly #events: readonly AnySessionEvent[];
+  readonly #log: ReadonlySessionLog;
 
-  constructor(events: readonly AnySessionEvent[]) {
-    this.#events = events;
+  constructor(log: ReadonlySessionLog) {
+    this.#log = log;
   }
 
   /** The surface replacement generation: the count of committed replacements. */
@@ -46,10 +47,18 @@ export class Surface {
     if (sources !== undefined) {
       if (sources.length === 0 && event.type !== 'assistant/message')
         this.#fail(event, 'empty sourceEventSeqs');
-      const seen = new Set<number>();
-      for (const seq of sources) {
+      // Sources in increasing order (as the loop writes them) cannot repeat: no set is needed.
+      let previous = -1;
+      let seen: Set<number> | undefined;
+      for (let position = 0; position < sources.length; position++) {
+        const seq = sources[position]!;
         if (!Number.isInteger(seq) || seq < 0 || seq >= event.seq)
           this.#fail(event, `source ${seq} is not earlier`);
+        if (seen === undefined && seq > previous) {
+          previous = seq;
+          continue;
+        }
+        seen ??= new Set(sources.slice(0, position));
         if (seen.has(seq)) this.#fail(event, `duplicate source ${seq}`);
         seen.add(seq);
       }
@@ -68,7 +77,7 @@ export class Surface {
     }
     if (event.type === 'tool/result') {
       if (start !== end) this.#fail(event, 'a replacing tool/result shadows exactly one node');
-      const shadowed = this.#events[this.#nodes[start]!];
+      const shadowed = this.#log.at(this.#nodes[start]!);
       if (shadowed?.type !== 'tool/result')
         this.#fail(event, 'a replacing tool/result must shadow a tool/result');
       if (!sameExceptContent(shadowed.data, event.data)) {
@@ -108,7 +117,7 @@ export class Surface {
       this.#derivedGeneration = this.#generation;
     }
     for (; this.#derivedNodes < this.#nodes.length; this.#derivedNodes++) {
-      const event = this.#events[this.#nodes[this.#derivedNodes]!];
+      const event = this.#log.at(this.#nodes[this.#derivedNodes]!);
       if (event === undefined) continue;
       const message = modelVisibleMessage(event);
       if (message !== undefined) this.#derived.push(message);

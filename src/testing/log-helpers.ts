@@ -31,17 +31,18 @@ export function waitForEvent(
   predicate: (event: AnySessionEvent) => boolean,
   timeoutMs = 5_000,
 ): Promise<AnySessionEvent> {
+  const log = session.log;
   const found = session.events.find(predicate);
   if (found !== undefined) return Promise.resolve(found);
   return new Promise((resolve, reject) => {
-    let seen = session.events.length;
+    let seen = log.length;
     const timer = setInterval(() => {
-      const events = session.events;
-      for (; seen < events.length; seen++) {
-        if (predicate(events[seen]!)) {
+      for (; seen < log.length; seen++) {
+        const event = log.at(seen)!;
+        if (predicate(event)) {
           clearInterval(timer);
           clearTimeout(timeout);
-          resolve(events[seen]!);
+          resolve(event);
           return;
         }
       }

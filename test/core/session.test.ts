@@ -153,6 +153,33 @@ describe('session log: append contract', () => {
       log.append('user/message', createUserMessage('hi'), { surfaceOp: 'append', sourceEventSeqs: [0] }),
     ).toThrowError(/not earlier/);
   });
+
+  it('sourceEventSeqs may come in any order but never repeat', () => {
+    const log = session();
+    log.append('turn/start', { turn: 1 });
+    log.append('step/start', { turn: 1, step: 1 });
+    for (const text of ['a', 'b', 'c'])
+      log.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text } });
+    const message = {
+      turn: 1,
+      step: 1,
+      message: createAssistantMessage([{ type: 'text', text: 'abc' }], model),
+    };
+    for (const sources of [
+      [2, 3, 2],
+      [3, 2, 3],
+      [2, 2],
+      [4, 3, 2, 4],
+    ]) {
+      expect(() =>
+        log.append('assistant/message', message, { surfaceOp: 'append', sourceEventSeqs: sources }),
+      ).toThrowError(/duplicate source/);
+    }
+    expect(log.length).toBe(5);
+    log.append('assistant/message', message, { surfaceOp: 'append', sourceEventSeqs: [4, 2, 3] });
+    log.append('assistant/message', message, { surfaceOp: 'append', sourceEventSeqs: [2, 3, 4] });
+    expect(log.length).toBe(7);
+  });
 });
 
 describe('the surface and derived history', () => {
@@ -314,6 +341,7 @@ describe('seeds and crash repair', () => {
     expect(tail[3]!.data).toEqual({ turn: 1, reason: { kind: 'interrupted' } });
     const resumed = new Session({ header: { version: 0, id: 's1', createdAt: 0 }, seed: repaired });
     expect(resumed.openTurn).toBeUndefined();
-    expect(repairInterruptedTail(resumed.events)).toBe(resumed.events);
+    const events = resumed.events;
+    expect(repairInterruptedTail(events)).toBe(events);
   });
 });

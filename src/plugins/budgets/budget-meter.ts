@@ -34,9 +34,11 @@ export class BudgetMeter {
 
   /** Consumes the events appended since the last call. */
   catchUp(): this {
-    const events = this.#log.events;
-    for (; this.#seen < events.length; this.#seen++) {
-      const event = events[this.#seen]!;
+    const log = this.#log.log;
+    for (; this.#seen < log.length; this.#seen++) {
+      // Chunk events change no meter.
+      if (log.typeAt(this.#seen) === 'assistant/chunk') continue;
+      const event = log.at(this.#seen)!;
       switch (event.type) {
         case 'turn/start':
           Object.assign(this.turn, {

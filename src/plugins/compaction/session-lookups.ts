@@ -30,9 +30,10 @@ function indexOf(session: Session): LogIndex {
     index = { scanned: 0, headers: [], contextWindows: new Map(), lock: undefined };
     indexes.set(session, index);
   }
-  const events = session.events;
-  for (; index.scanned < events.length; index.scanned++) {
-    const event = events[index.scanned]!;
+  const log = session.log;
+  for (; index.scanned < log.length; index.scanned++) {
+    if (log.typeAt(index.scanned) === 'assistant/chunk') continue;
+    const event = log.at(index.scanned)!;
     switch (event.type) {
       case 'request/header': {
         const header = (event.data as { header: EpochHeader }).header;

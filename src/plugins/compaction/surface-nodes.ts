@@ -42,7 +42,7 @@ export function surfaceTokens(session: Session): number {
 
 function indexOf(session: Session): SurfaceIndex {
   const seqs = session.surfaceNodes;
-  const events = session.events;
+  const log = session.log;
   let index = surfaceIndexes.get(session);
   if (
     index === undefined ||
@@ -53,7 +53,7 @@ function indexOf(session: Session): SurfaceIndex {
     surfaceIndexes.set(session, index);
   }
   for (let position = index.nodes.length; position < seqs.length; position++) {
-    const node = surfaceNodeOf(events[seqs[position]!]!);
+    const node = surfaceNodeOf(log.at(seqs[position]!)!);
     index.nodes.push(node);
     index.tokens += node.tokens;
   }

@@ -21,7 +21,7 @@ export interface TokenMeasurement {
 export function measureSession(session: Session, extra: readonly Message[] = []): TokenMeasurement {
   const nodes = readSurface(session);
   const surface = surfaceTokens(session);
-  const header = requestHeaderBefore(session, session.events.length);
+  const header = requestHeaderBefore(session, session.length);
   const envelope = estimateEnvelopeTokens(header?.header.system, header?.header.tools);
   const pending = estimateMessagesTokens(extra);
   const estimate = envelope + surface + pending;
@@ -51,9 +51,11 @@ function reportedInput(usage: TokenUsage): number {
  * replacement was committed after it (a rewritten history makes its usage meaningless).
  */
 function findAnchor(session: Session): { seq: number; usage: TokenUsage } | undefined {
-  const events = session.events;
-  for (let seq = events.length - 1; seq >= 0; seq--) {
-    const event = events[seq]!;
+  const log = session.log;
+  for (let seq = log.length - 1; seq >= 0; seq--) {
+    // Chunk events carry no surface operation and no usage.
+    if (log.typeAt(seq) === 'assistant/chunk') continue;
+    const event = log.at(seq)!;
     if (typeof event.surfaceOp === 'object') return undefined;
     if (event.type !== 'assistant/message') continue;
     const data = event.data as { usage?: TokenUsage; interrupted?: true };

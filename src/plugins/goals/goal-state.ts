@@ -1,7 +1,14 @@
 import type { AssistantMessage, ToolResultMessage } from '../../llm/index.ts';
 import { messageText } from '../../llm/index.ts';
-import type { AnySessionEvent, Session, SessionEventMap } from '../../session/index.ts';
+import type { AnySessionEvent, ReadonlySessionLog, Session, SessionEventMap } from '../../session/index.ts';
 import './goal-events.ts';
+
+const goalEventTypes: ReadonlySet<string> = new Set([
+  'goal/set',
+  'goal/continued',
+  'goal/completed',
+  'goal/stopped',
+]);
 
 /** The goal a session is pursuing, as its log records it. */
 export interface ActiveGoal {
@@ -18,11 +25,12 @@ export interface ActiveGoal {
 
 /** The active goal of a session, read backwards from its log: the latest `goal/set` not yet completed or stopped. */
 export function readActiveGoal(session: Session): ActiveGoal | undefined {
-  const events = session.events;
+  const log = session.log;
   let rounds = 0;
   let lastContinuedSeq: number | undefined;
-  for (let index = events.length - 1; index >= 0; index--) {
-    const event = events[index]!;
+  for (let index = log.length - 1; index >= 0; index--) {
+    if (!goalEventTypes.has(log.typeAt(index)!)) continue;
+    const event = log.at(index)!;
     switch (event.type) {
       case 'goal/completed':
       case 'goal/stopped':
@@ -62,17 +70,20 @@ export interface RoundReview {
  * latest `goal/continued`; earlier rounds of the goal are what "new" text is compared with.
  */
 export function reviewRound(session: Session, goal: ActiveGoal, turn: number): RoundReview {
-  const events = session.events;
-  const turnStart = findTurnStart(events, turn);
+  const log = session.log;
+  const turnStart = findTurnStart(log, turn);
   if (turnStart === undefined || turnStart < goal.setSeq) return { applies: false, progress: false };
   const roundStart = Math.max(turnStart, goal.lastContinuedSeq ?? -1);
   const earlier = new Set<string>();
   for (let seq = goal.setSeq + 1; seq < roundStart; seq++) {
-    const text = spokenText(events[seq]!);
+    if (log.typeAt(seq) !== 'assistant/message') continue;
+    const text = spokenText(log.at(seq)!);
     if (text !== undefined) earlier.add(text);
   }
-  for (let seq = roundStart + 1; seq < events.length; seq++) {
-    const event = events[seq]!;
+  for (let seq = roundStart + 1; seq < log.length; seq++) {
+    const type = log.typeAt(seq);
+    if (type !== 'assistant/message' && type !== 'tool/result') continue;
+    const event = log.at(seq)!;
     if (isSuccessfulToolResult(event)) return { applies: true, progress: true };
     const text = spokenText(event);
     if (text !== undefined && !earlier.has(text)) return { applies: true, progress: true };
@@ -80,9 +91,10 @@ export function reviewRound(session: Session, goal: ActiveGoal, turn: number): R
   return { applies: true, progress: false };
 }
 
-function findTurnStart(events: readonly AnySessionEvent[], turn: number): number | undefined {
-  for (let index = events.length - 1; index >= 0; index--) {
-    const event = events[index]!;
+function findTurnStart(log: ReadonlySessionLog, turn: number): number | undefined {
+  for (let index = log.length - 1; index >= 0; index--) {
+    if (log.typeAt(index) !== 'turn/start') continue;
+    const event = log.at(index)!;
     if (event.type === 'turn/start' && (event.data as { turn: number }).turn === turn) return event.seq;
   }
   return undefined;

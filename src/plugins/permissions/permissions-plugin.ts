@@ -95,9 +95,11 @@ export function permissionsPlugin(options: PermissionsOptions): HarnessPlugin {
           state = { scanned: 0, requests: new Map(), approvals: new Set() };
           sessions.set(session.id, state);
         }
-        const events = session.events;
-        for (; state.scanned < events.length; state.scanned++) {
-          const event = events[state.scanned]!;
+        const log = session.log;
+        for (; state.scanned < log.length; state.scanned++) {
+          const type = log.typeAt(state.scanned);
+          if (type !== 'tool/approval-requested' && type !== 'tool/approval-decided') continue;
+          const event = log.at(state.scanned)!;
           if (event.type === 'tool/approval-requested') {
             const data = event.data as { requestId: string; name: string; arguments: string };
             state.requests.set(data.requestId, { name: data.name, arguments: data.arguments });

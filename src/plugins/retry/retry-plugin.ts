@@ -1,7 +1,7 @@
 import type { AgentRequestErrorPayload, HarnessPlugin, RequestErrorDecision } from '../../agent/index.ts';
 import type { RetryPolicy } from '../../llm/index.ts';
 import { HarnessError } from '../../llm/index.ts';
-import type { AnySessionEvent } from '../../session/index.ts';
+import type { AnySessionEvent, ReadonlySessionLog } from '../../session/index.ts';
 import type { LlmRetryRecord } from './retry-events.ts';
 
 /** Overrides of the route's retry policy; every field is optional and wins over the route's own. */
@@ -52,14 +52,16 @@ export function backoffDelay(
  * successful response (a complete `assistant/message`), which resets the count.
  */
 export function retriesInChain(
-  events: readonly AnySessionEvent[],
+  log: ReadonlySessionLog | readonly AnySessionEvent[],
   turn: number,
   provider: string,
   model: string,
 ): number {
   let count = 0;
-  for (let index = events.length - 1; index >= 0; index--) {
-    const event = events[index]!;
+  for (let index = log.length - 1; index >= 0; index--) {
+    const type = 'typeAt' in log ? log.typeAt(index) : log[index]!.type;
+    if (type !== 'turn/start' && type !== 'assistant/message' && type !== 'llm/retry') continue;
+    const event = log.at(index)!;
     if (event.type === 'turn/start') break;
     if (event.type === 'assistant/message' && (event.data as { interrupted?: boolean }).interrupted !== true)
       break;
@@ -136,13 +138,13 @@ export function retryPlugin(options: RetryPluginOptions = {}): HarnessPlugin {
           return retry(
             payload,
             policy,
-            retriesInChain(payload.agent.session.events, payload.turn, payload.provider, payload.model) + 1,
+            retriesInChain(payload.agent.session.log, payload.turn, payload.provider, payload.model) + 1,
             random,
           );
         }
         if (!policy.retryableCodes.includes(payload.failure.code)) return next();
         const done = retriesInChain(
-          payload.agent.session.events,
+          payload.agent.session.log,
           payload.turn,
           payload.provider,
           payload.model,

@@ -32,7 +32,7 @@ export function readChildOutcome(session: Session, pricing: PricingLookup): Chil
   const usage = emptyUsage();
   let cost = 0;
   let costKnown = true;
-  for (const event of session.events) {
+  for (const event of session.log) {
     switch (event.type) {
       case 'turn/end':
         reason = (event.data as { reason: TurnEndReason }).reason;

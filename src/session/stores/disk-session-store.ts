@@ -106,7 +106,7 @@ export class DiskSessionStore implements SessionStore {
       session = this.#construct(fullHeader, options.seed, writer);
       const seed = options.seed ?? [];
       let initial = encodeHeaderLine(fullHeader);
-      for (const event of session.events.slice(0, seed.length)) initial += encodeEventLine(event);
+      for (const event of session.log.slice(0, seed.length)) initial += encodeEventLine(event);
       try {
         await writer.create(initial, seed.length);
       } catch (error) {
@@ -157,7 +157,7 @@ export class DiskSessionStore implements SessionStore {
   async read(id: string): Promise<{ header: SessionHeader; events: AnySessionEvent[] }> {
     const path = this.pathOf(id);
     const live = this.#live.get(id);
-    if (live !== undefined) return { header: { ...live.session.header }, events: [...live.session.events] };
+    if (live !== undefined) return { header: { ...live.session.header }, events: live.session.log.slice() };
     const parsed = await this.#parse(id, path, false);
     return { header: parsed.header, events: parsed.events };
   }

@@ -11,7 +11,8 @@ import { repairInterruptedTail } from '../crash-repair.ts';
 
 interface Entry {
   header: SessionHeader;
-  events: readonly AnySessionEvent[];
+  /** The session that last held the log (live or released): its events are the stored log. */
+  log: Session;
   live: Session | undefined;
 }
 
@@ -40,7 +41,7 @@ export class MemorySessionStore implements SessionStore {
     const fullHeader: SessionHeader = { ...header, version: 0, createdAt: header.createdAt ?? Date.now() };
     if (options.seed !== undefined) fullHeader.seedLength = options.seed.length;
     const session = this.#construct(fullHeader, options.seed);
-    this.#entries.set(header.id, { header: fullHeader, events: session.events, live: session });
+    this.#entries.set(header.id, { header: fullHeader, log: session, live: session });
     return session;
   }
 
@@ -50,23 +51,23 @@ export class MemorySessionStore implements SessionStore {
     if (entry.live !== undefined && !entry.live.closed) {
       throw new SessionError('SESSION_LOCKED', `session ${id} is already open for writing in this process`);
     }
-    const repaired = repairInterruptedTail(entry.events);
+    const repaired = repairInterruptedTail(entry.log.events);
     const session = this.#construct({ ...entry.header }, repaired);
     entry.live = session;
-    entry.events = session.events;
+    entry.log = session;
     return session;
   }
 
   async read(id: string): Promise<{ header: SessionHeader; events: AnySessionEvent[] }> {
     await Promise.resolve();
     const entry = this.#entry(id);
-    return { header: { ...entry.header }, events: [...entry.events] };
+    return { header: { ...entry.header }, events: [...entry.log.events] };
   }
 
   async list(): Promise<SessionSummary[]> {
     await Promise.resolve();
     return [...this.#entries.values()]
-      .map((entry) => summarizeSession(entry.header, entry.events, this.#pricing))
+      .map((entry) => summarizeSession(entry.header, entry.log.events, this.#pricing))
       .sort((a, b) => b.updatedAt - a.updatedAt);
   }
 
@@ -84,7 +85,7 @@ export class MemorySessionStore implements SessionStore {
     const entry = this.#entry(id);
     const live = entry.live !== undefined && !entry.live.closed;
     // A stored log may end inside a crashed turn: close it (as a resume would) so the fork keeps it.
-    const events = live ? entry.events : repairInterruptedTail(entry.events);
+    const events = live ? entry.log.events : repairInterruptedTail(entry.log.events);
     const prefix = forkPrefix(events, options.atTurn);
     const header = forkHeader(entry.header, options.id ?? randomUUID(), prefix.length);
     const session = await this.create(header, { seed: prefix });

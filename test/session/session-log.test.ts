@@ -1,0 +1,185 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AnySessionEvent, StreamChunk } from '../../src/index.ts';
+import { DiskSessionStore, HookBus, Session, SessionLog } from '../../src/index.ts';
+
+function session(hooks?: HookBus): Session {
+  return new Session({ header: { version: 0, id: 's1', createdAt: 0 }, ...(hooks ? { hooks } : {}) });
+}
+
+/** Every chunk shape a stream produces, in two blocks whose deltas interleave. */
+const streamed: readonly StreamChunk[] = [
+  { type: 'block-start', index: 0, blockType: 'reasoning' },
+  { type: 'reasoning-delta', index: 0, text: 'think' },
+  { type: 'block-start', index: 1, blockType: 'text' },
+  { type: 'text-delta', index: 1, text: 'Hel' },
+  { type: 'reasoning-delta', index: 0, text: 'ing' },
+  { type: 'text-delta', index: 1, text: 'lo' },
+  { type: 'text-delta', index: 1, text: '' },
+  { type: 'block-end', index: 0, block: { type: 'reasoning', text: 'thinking' } },
+  { type: 'block-end', index: 1, block: { type: 'text', text: 'Hello' } },
+  { type: 'tool-call-delta', index: 2, id: 'c1', name: 'read', argumentsDelta: '{}' },
+  { type: 'usage', usage: { inputTokens: 3, outputTokens: 2 } },
+  { type: 'finish', reason: { kind: 'stop' } },
+];
+
+/** Two turns of two steps each, every step streaming `chunks`; returns what `append` handed back. */
+function streamTurns(log: Session, chunks: readonly StreamChunk[]): AnySessionEvent[] {
+  const appended: AnySessionEvent[] = [];
+  for (let turn = 1; turn <= 2; turn++) {
+    appended.push(log.append('turn/start', { turn }));
+    for (let step = 1; step <= 2; step++) {
+      appended.push(log.append('step/start', { turn, step }));
+      for (const chunk of chunks) appended.push(log.append('assistant/chunk', { turn, step, chunk }));
+      appended.push(log.append('step/end', { turn, step }));
+    }
+    appended.push(log.append('turn/end', { turn, reason: { kind: 'completed' } }));
+  }
+  return appended;
+}
+
+function deepFrozen(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  return Object.isFrozen(value) && Object.values(value).every(deepFrozen);
+}
+
+describe('session log: packed chunk events', () => {
+  it('reads back every chunk event equal to the committed one: same keys in the same order, deep-frozen', () => {
+    const log = session();
+    const appended = streamTurns(log, streamed);
+    expect(log.length).toBe(appended.length);
+    for (let seq = 0; seq < appended.length; seq++) {
+      const read = log.log.at(seq)!;
+      expect(read).toStrictEqual(appended[seq]);
+      expect(JSON.stringify(read)).toBe(JSON.stringify(appended[seq]));
+      expect(deepFrozen(read)).toBe(true);
+      expect(log.log.typeAt(seq)).toBe(appended[seq]!.type);
+    }
+    expect(log.events).toStrictEqual(appended);
+    expect([...log.log]).toStrictEqual(appended);
+  });
+
+  it('keeps every event that is not a chunk as the very object committed, and rebuilds chunk events', () => {
+    const log = session();
+    const appended = streamTurns(log, streamed);
+    for (const event of appended) {
+      const read = log.log.at(event.seq);
+      if (event.type === 'assistant/chunk') expect(read).not.toBe(event);
+      else expect(read).toBe(event);
+    }
+  });
+
+  it('keeps a chunk event it cannot rebuild exactly as it was: extra keys, flags, odd members', () => {
+    const raw = new SessionLog();
+    const odd: AnySessionEvent[] = [
+      // Data with a member the loop never writes.
+      { type: 'assistant/chunk', seq: 0, time: 1, data: { turn: 1, step: 1, chunk: streamed[3], note: 'x' } },
+      // An ignorable chunk event.
+      {
+        type: 'assistant/chunk',
+        seq: 1,
+        time: 2,
+        data: { turn: 1, step: 1, chunk: streamed[3] },
+        ignorable: true,
+      },
+      // Members in another order.
+      { type: 'assistant/chunk', seq: 2, time: 3, data: { step: 1, turn: 1, chunk: streamed[3] } },
+      // A turn that is not an integer.
+      { type: 'assistant/chunk', seq: 3, time: 4, data: { turn: '1', step: 1, chunk: streamed[3] } },
+    ].map((event) => Object.freeze(event) as AnySessionEvent);
+    for (const event of odd) raw.push(event);
+    for (const event of odd) expect(raw.at(event.seq)).toBe(event);
+  });
+
+  it('rebuilds a delta with an unusual shape as the chunk it was', () => {
+    const raw = new SessionLog();
+    const chunks = [
+      { type: 'text-delta', index: 0, text: 'a', extra: true },
+      { type: 'text-delta', text: 'b', index: 0 },
+      { type: 'text-delta', index: 0.5, text: 'c' },
+      { type: 'future-delta', index: 0, text: 'd' },
+      'not an object',
+    ];
+    const events = chunks.map((chunk, seq) =>
+      Object.freeze({
+        type: 'assistant/chunk',
+        seq,
+        time: seq,
+        data: Object.freeze({ turn: 1, step: 1, chunk }),
+      }),
+    );
+    for (const event of events) raw.push(event);
+    for (const event of events) {
+      expect(raw.at(event.seq)).toStrictEqual(event);
+      expect((raw.at(event.seq)!.data as { chunk: unknown }).chunk).toBe(event.data.chunk);
+    }
+  });
+
+  it('answers reads like an array: negative positions, out of range, slices, across pages', () => {
+    const log = session();
+    log.append('turn/start', { turn: 1 });
+    log.append('step/start', { turn: 1, step: 1 });
+    // Enough to grow the first page and fill two more.
+    const count = 9_000;
+    for (let index = 0; index < count; index++)
+      log.append('assistant/chunk', {
+        turn: 1,
+        step: 1,
+        chunk: { type: 'text-delta', index: 0, text: `${index}` },
+      });
+    const view = log.log;
+    expect(view.length).toBe(count + 2);
+    expect(view.at(-1)).toStrictEqual(view.at(count + 1));
+    expect((view.at(-1)!.data as { chunk: { text: string } }).chunk.text).toBe(`${count - 1}`);
+    expect(view.at(count + 2)).toBeUndefined();
+    expect(view.at(-(count + 3))).toBeUndefined();
+    expect(view.typeAt(count + 2)).toBeUndefined();
+    expect(view.slice(-2).map((event) => event.seq)).toEqual([count, count + 1]);
+    expect(view.slice(1, 3).map((event) => event.type)).toEqual(['step/start', 'assistant/chunk']);
+    expect(view.slice(5, 2)).toEqual([]);
+    expect(log.events.map((event) => event.seq)).toEqual([...Array(count + 2).keys()]);
+  });
+
+  it('publishes the committed objects in seq order, also for appends made by an observer', () => {
+    const hooks = new HookBus();
+    const log = session(hooks);
+    const published: AnySessionEvent[] = [];
+    hooks.on('session/event', ({ event }) => {
+      published.push(event);
+      if (event.type === 'step/start')
+        log.append('assistant/chunk', { turn: 1, step: 1, chunk: streamed[3]! });
+    });
+    const appended = [
+      log.append('turn/start', { turn: 1 }),
+      log.append('step/start', { turn: 1, step: 1 }),
+      log.append('assistant/chunk', { turn: 1, step: 1, chunk: streamed[5]! }),
+    ];
+    expect(published.map((event) => event.seq)).toEqual([0, 1, 2, 3]);
+    expect(published[0]).toBe(appended[0]);
+    expect(published[3]).toBe(appended[2]);
+    expect(log.events).toStrictEqual(published);
+  });
+
+  const roots: string[] = [];
+  afterEach(async () => {
+    for (const root of roots.splice(0)) await rm(root, { recursive: true, force: true });
+  });
+
+  it('writes packed chunk events to disk byte for byte, and a reopened log reads them back equal', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'rein-log-'));
+    roots.push(root);
+    const store = new DiskSessionStore({ root, durability: 'process-crash' });
+    const live = await store.create({ id: 'packed' });
+    const appended = streamTurns(live, streamed);
+    await store.release(live);
+    const stored = await store.read('packed');
+    expect(stored.events).toStrictEqual(appended);
+    const reopened = await store.open('packed');
+    // The reopened session adds its end-seed marker after the stored events.
+    expect(reopened.events.slice(0, appended.length)).toStrictEqual(appended);
+    expect(reopened.log.typeAt(appended.length)).toBe('session/end-seed');
+    await store.release(reopened);
+  });
+});
