@@ -305,7 +305,7 @@ export class LoopAgent implements Agent {
       state.target = 'next-step';
       return 'again';
     }
-    state.failures.length = 0;
+    if (state.failures.length > 0) state.failures.length = 0;
     if (state.outcome?.kind !== 'max-tokens') {
       state.outcome = result.kind === 'continue' ? undefined : { kind: result.kind };
     }

@@ -10,12 +10,15 @@ import type {
   ToolCallBlock,
 } from '../llm/index.ts';
 import { BlockAssembler, HarnessError, LlmError, createAssistantMessage } from '../llm/index.ts';
-import type { Session } from '../session/index.ts';
+import type { AppendOptions, Session } from '../session/index.ts';
 import type { ToolRegistry } from '../tools/index.ts';
 import { throwIfAborted } from './agent-aborted-error.ts';
 import { RequestEnvelope } from './request-envelope.ts';
+import { SeqRanges } from './seq-ranges.ts';
 import type { ToolScheduler } from './tool-scheduler.ts';
 
+// Shared by every chunk append: one options object, not one per chunk.
+const adoptOptions: AppendOptions = Object.freeze({ adopt: true });
 /** How a step ended: the model's work is done (with a turn outcome), tools owe a request, or the request failed. */
 export type StepResult =
   | { kind: 'completed' }
@@ -113,12 +116,12 @@ export class StepRunner {
     }
     const stream = await this.#llm.stream(request, { signal, route, scope: this.#agent.id });
     const assembler = new BlockAssembler();
-    const chunkSeqs: number[] = [];
+    const chunkSeqs = new SeqRanges();
     const source = { kind: 'model' as const, provider: prepared.provider, model: prepared.model };
     try {
       for await (const chunk of stream) {
         throwIfAborted(signal);
-        chunkSeqs.push(session.append('assistant/chunk', { turn, step, chunk }, { adopt: true }).seq);
+        chunkSeqs.push(session.append('assistant/chunk', { turn, step, chunk }, adoptOptions).seq);
         assembler.push(chunk);
       }
       throwIfAborted(signal);
@@ -136,7 +139,7 @@ export class StepRunner {
               interrupted: true,
               ...(usage !== undefined ? { usage } : {}),
             },
-            { surfaceOp: 'append', sourceEventSeqs: chunkSeqs, adopt: true },
+            { surfaceOp: 'append', sourceEventSeqs: chunkSeqs.toArray(), adopt: true },
           );
         }
       }
@@ -162,7 +165,7 @@ export class StepRunner {
     session.append(
       'assistant/message',
       { turn, step, message, ...(response.usage !== undefined ? { usage: response.usage } : {}) },
-      { surfaceOp: 'append', sourceEventSeqs: chunkSeqs, adopt: true },
+      { surfaceOp: 'append', sourceEventSeqs: chunkSeqs.toArray(), adopt: true },
     );
     if (finish.kind === 'max-tokens') return { kind: 'max-tokens' };
     const calls = message.content.filter((block): block is ToolCallBlock => block.type === 'tool-call');
