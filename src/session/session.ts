@@ -271,19 +271,25 @@ export class Session {
         throw new SessionError('INVALID_JSON_DATA', error.message, { cause: error });
       throw error;
     }
-    const event: {
-      type: string;
-      seq: number;
-      time: number;
-      data: unknown;
-      ignorable?: true;
-      surfaceOp?: SurfaceOp;
-      sourceEventSeqs?: readonly number[];
-    } = { type, seq, time, data: frozenData };
-    if (options.ignorable === true) event.ignorable = true;
-    if (surfaceOp !== undefined) event.surfaceOp = surfaceOp;
-    if (sources !== undefined) event.sourceEventSeqs = sources;
-    return Object.freeze(event);
+    if (options.ignorable === true || (surfaceOp === undefined && sources !== undefined)) {
+      const event: {
+        type: string;
+        seq: number;
+        time: number;
+        data: unknown;
+        ignorable?: true;
+        surfaceOp?: SurfaceOp;
+        sourceEventSeqs?: readonly number[];
+      } = { type, seq, time, data: frozenData };
+      if (options.ignorable === true) event.ignorable = true;
+      if (surfaceOp !== undefined) event.surfaceOp = surfaceOp;
+      if (sources !== undefined) event.sourceEventSeqs = sources;
+      return Object.freeze(event);
+    }
+    // The common shapes as whole literals: members added later would live in a separate property array.
+    if (surfaceOp === undefined) return Object.freeze({ type, seq, time, data: frozenData });
+    if (sources === undefined) return Object.freeze({ type, seq, time, data: frozenData, surfaceOp });
+    return Object.freeze({ type, seq, time, data: frozenData, surfaceOp, sourceEventSeqs: sources });
   }
 
   #commit(event: AnySessionEvent): void {
