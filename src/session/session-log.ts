@@ -12,16 +12,39 @@ export interface ReadonlySessionLog extends Iterable<AnySessionEvent> {
   slice(start?: number, end?: number): AnySessionEvent[];
 }
 
-// What an entry holds: the event itself, or a packed chunk event whose entry is its chunk or its text.
+// What an entry holds: the event itself; for a packed chunk event its chunk or its text; for a packed
+// boundary event its turn (turn events) or turn and step as one number (step events).
 const eventEntry = 0;
 const chunkEntry = 1;
 const textDeltaEntry = 2;
 const reasoningDeltaEntry = 3;
+const turnStartEntry = 4;
+const stepStartEntry = 5;
+const stepEndEntry = 6;
+// A packed `turn/end` is this plus the index of its reason's kind in `turnEndKinds`.
+const turnEndEntry = 7;
 
 const chunkEventType = 'assistant/chunk';
+const packedTypes = [
+  '',
+  chunkEventType,
+  chunkEventType,
+  chunkEventType,
+  'turn/start',
+  'step/start',
+  'step/end',
+] as const;
+const turnEndKinds = ['completed', 'max-tokens', 'blocked', 'aborted', 'interrupted'] as const;
 const eventKeys = ['type', 'seq', 'time', 'data'] as const;
 const chunkDataKeys = ['turn', 'step', 'chunk'] as const;
 const deltaKeys = ['type', 'index', 'text'] as const;
+const turnKeys = ['turn'] as const;
+const stepKeys = ['turn', 'step'] as const;
+const turnEndKeys = ['turn', 'reason'] as const;
+const reasonKeys = ['kind'] as const;
+// Turn and step of a packed step event share one small integer: turn × stepRange + step.
+const stepRange = 1 << 16;
+const maxPackedTurn = (1 << 14) - 1;
 // Entries live in fixed-size pages, so a growing log never copies (or leaves behind) a large array.
 const pageBits = 12;
 const pageSize = 1 << pageBits;
@@ -64,6 +87,14 @@ export class SessionLog implements ReadonlySessionLog {
       this.#entries[page]!.push(event);
       return;
     }
+    this.#times[page]![slot] = event.time;
+    if (kind >= turnStartEntry) {
+      const { turn, step } = event.data as { turn: number; step: number };
+      this.#entries[page]!.push(
+        kind === stepStartEntry || kind === stepEndEntry ? turn * stepRange + step : turn,
+      );
+      return;
+    }
     const data = event.data as { turn: number; step: number; chunk: { index?: number; text?: string } };
     const index = kind === chunkEntry ? -1 : data.chunk.index!;
     const runs = this.#runStarts.length - 1;
@@ -78,7 +109,6 @@ export class SessionLog implements ReadonlySessionLog {
       this.#runSteps.push(data.step);
       this.#runIndexes.push(index);
     }
-    this.#times[page]![slot] = event.time;
     this.#entries[page]!.push(kind === chunkEntry ? data.chunk : data.chunk.text);
   }
 
@@ -102,9 +132,9 @@ export class SessionLog implements ReadonlySessionLog {
     if (!(position >= 0 && position < length)) return undefined;
     const page = position >>> pageBits;
     const slot = position & pageMask;
-    return this.#kinds[page]![slot] === eventEntry
-      ? (this.#entries[page]![slot] as AnySessionEvent).type
-      : chunkEventType;
+    const kind = this.#kinds[page]![slot]!;
+    if (kind === eventEntry) return (this.#entries[page]![slot] as AnySessionEvent).type;
+    return kind >= turnEndEntry ? 'turn/end' : packedTypes[kind];
   }
 
   /** The events from `start` up to but excluding `end` as a fresh array (negative counts from the end). */
@@ -123,6 +153,7 @@ export class SessionLog implements ReadonlySessionLog {
   }
 
   #rebuild(seq: number, kind: number, entry: unknown, time: number): AnySessionEvent {
+    if (kind >= turnStartEntry) return rebuildBoundary(seq, kind, entry as number, time);
     const run = this.#runOf(seq);
     const chunk =
       kind === chunkEntry
@@ -169,10 +200,58 @@ export class SessionLog implements ReadonlySessionLog {
   }
 }
 
-/** How an event can be stored: only a chunk event of exactly the shape the loop commits is packed. */
+/** A boundary event from its packed entry. */
+function rebuildBoundary(seq: number, kind: number, entry: number, time: number): AnySessionEvent {
+  if (kind === turnStartEntry) {
+    return Object.freeze({ type: 'turn/start', seq, time, data: Object.freeze({ turn: entry }) });
+  }
+  if (kind >= turnEndEntry) {
+    const reason = Object.freeze({ kind: turnEndKinds[kind - turnEndEntry]! });
+    return Object.freeze({ type: 'turn/end', seq, time, data: Object.freeze({ turn: entry, reason }) });
+  }
+  const turn = Math.floor(entry / stepRange);
+  const data = Object.freeze({ turn, step: entry - turn * stepRange });
+  return Object.freeze({ type: packedTypes[kind]!, seq, time, data });
+}
+
+/**
+ * How an event can be stored: chunk and boundary events of exactly the shapes the loop commits are
+ * packed; anything else (extra members, flags, other orders, odd values) is kept as it is.
+ */
 function packedKindOf(event: AnySessionEvent): number {
-  if (event.type !== chunkEventType || !hasExactKeys(event, eventKeys)) return eventEntry;
-  const data = event.data;
+  const type = event.type;
+  if (type === chunkEventType) return hasExactKeys(event, eventKeys) ? chunkKindOf(event.data) : eventEntry;
+  if (type !== 'turn/start' && type !== 'step/start' && type !== 'step/end' && type !== 'turn/end')
+    return eventEntry;
+  if (!hasExactKeys(event, eventKeys)) return eventEntry;
+  const data = event.data as { turn?: unknown; step?: unknown; reason?: unknown };
+  if (!Object.isFrozen(data) || !isPackedTurn(data.turn)) return eventEntry;
+  switch (type) {
+    case 'turn/start':
+      return hasExactKeys(data, turnKeys) ? turnStartEntry : eventEntry;
+    case 'turn/end': {
+      const reason = data.reason as { kind?: unknown } | undefined;
+      if (!hasExactKeys(data, turnEndKeys) || !hasExactKeys(reason, reasonKeys) || !Object.isFrozen(reason))
+        return eventEntry;
+      const index = turnEndKinds.indexOf(reason!.kind as (typeof turnEndKinds)[number]);
+      return index < 0 ? eventEntry : turnEndEntry + index;
+    }
+    default: {
+      const step = data.step;
+      if (!hasExactKeys(data, stepKeys) || !Number.isSafeInteger(step)) return eventEntry;
+      if ((step as number) < 0 || (step as number) >= stepRange) return eventEntry;
+      return type === 'step/start' ? stepStartEntry : stepEndEntry;
+    }
+  }
+}
+
+/** True for a turn number a packed entry can hold (a small integer). */
+function isPackedTurn(turn: unknown): boolean {
+  return Number.isSafeInteger(turn) && (turn as number) >= 0 && (turn as number) <= maxPackedTurn;
+}
+
+/** How a chunk event's data can be stored. */
+function chunkKindOf(data: unknown): number {
   if (!hasExactKeys(data, chunkDataKeys)) return eventEntry;
   const { turn, step, chunk } = data as { turn: unknown; step: unknown; chunk: unknown };
   if (!Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !Object.isFrozen(data)) return eventEntry;

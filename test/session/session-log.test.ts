@@ -61,14 +61,56 @@ describe('session log: packed chunk events', () => {
     expect([...log.log]).toStrictEqual(appended);
   });
 
-  it('keeps every event that is not a chunk as the very object committed, and rebuilds chunk events', () => {
+  it('rebuilds chunk and boundary events, and keeps every other event as the very object committed', () => {
     const log = session();
     const appended = streamTurns(log, streamed);
+    appended.push(log.append('turn/start', { turn: 3 }));
+    appended.push(
+      log.append('turn/end', { turn: 3, reason: { kind: 'error', error: { message: 'm', code: 'X' } } }),
+    );
+    const packed = new Set(['assistant/chunk', 'turn/start', 'step/start', 'step/end']);
     for (const event of appended) {
       const read = log.log.at(event.seq);
-      if (event.type === 'assistant/chunk') expect(read).not.toBe(event);
+      expect(read).toStrictEqual(event);
+      const rebuilt =
+        packed.has(event.type) || (event.type === 'turn/end' && event.seq !== appended.at(-1)!.seq);
+      if (rebuilt) expect(read).not.toBe(event);
       else expect(read).toBe(event);
     }
+  });
+
+  it('rebuilds every simple turn/end reason, and keeps boundary events it cannot pack exactly', () => {
+    const raw = new SessionLog();
+    const reasons = ['completed', 'max-tokens', 'blocked', 'aborted', 'interrupted'];
+    const frozen = (event: Record<string, unknown>): AnySessionEvent =>
+      Object.freeze(event) as unknown as AnySessionEvent;
+    const packable = reasons.map((kind, seq) =>
+      frozen({
+        type: 'turn/end',
+        seq,
+        time: seq + 0.5,
+        data: Object.freeze({ turn: seq, reason: Object.freeze({ kind }) }),
+      }),
+    );
+    const kept = [
+      // A reason with more than its kind, an unknown kind, a turn or step too large to pack, extra members.
+      { type: 'turn/end', data: { turn: 1, reason: Object.freeze({ kind: 'completed', note: 1 }) } },
+      { type: 'turn/end', data: { turn: 1, reason: Object.freeze({ kind: 'later' }) } },
+      { type: 'turn/start', data: { turn: 1 << 20 } },
+      { type: 'step/start', data: { turn: 1, step: 1 << 16 } },
+      { type: 'step/end', data: { turn: 1, step: 1, extra: true } },
+      { type: 'step/end', data: { step: 1, turn: 1 } },
+      { type: 'turn/start', data: { turn: 1.5 } },
+    ].map((event, index) =>
+      frozen({ type: event.type, seq: packable.length + index, time: 1, data: Object.freeze(event.data) }),
+    );
+    for (const event of [...packable, ...kept]) raw.push(event);
+    for (const event of packable) {
+      expect(raw.at(event.seq)).toStrictEqual(event);
+      expect(raw.at(event.seq)).not.toBe(event);
+      expect(raw.typeAt(event.seq)).toBe('turn/end');
+    }
+    for (const event of kept) expect(raw.at(event.seq)).toBe(event);
   });
 
   it('keeps a chunk event it cannot rebuild exactly as it was: extra keys, flags, odd members', () => {
