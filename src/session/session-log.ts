@@ -49,7 +49,9 @@ const maxPackedTurn = (1 << 14) - 1;
 const pageBits = 12;
 const pageSize = 1 << pageBits;
 const pageMask = pageSize - 1;
-const firstPageSize = 64;
+// A packed entry's kind and time share one number, time × kindRange + kind; an unpacked event has -1.
+const kindRange = 16;
+const maxPackedTime = 2 ** 48;
 
 /**
  * The committed events of one session in seq order. Stream chunks, the bulk of any log, are stored
@@ -59,8 +61,9 @@ const firstPageSize = 64;
  */
 export class SessionLog implements ReadonlySessionLog {
   readonly #entries: unknown[][] = [];
-  readonly #kinds: Uint8Array[] = [];
-  readonly #times: Float64Array[] = [];
+  // Per slot: -1 for an event kept as it is, else the packed kind and time (plain arrays of numbers:
+  // typed arrays cost an array buffer each, which is slow to create and to sweep).
+  readonly #meta: number[][] = [];
   #length = 0;
   // Runs of packed chunks sharing turn, step and (for deltas) block index, as parallel arrays.
   readonly #runStarts: number[] = [];
@@ -73,21 +76,30 @@ export class SessionLog implements ReadonlySessionLog {
     return this.#length;
   }
 
-  /** Adds the next event; its `seq` must equal `length` and it must be frozen (the caller checks both). */
-  push(event: AnySessionEvent): void {
+  /**
+   * Adds the next event; its `seq` must equal `length` and it must be frozen (the caller checks both).
+   * `bare` promises that the event has exactly type, seq, time and data (as `Session` builds it).
+   */
+  push(event: AnySessionEvent, bare = false): void {
     const seq = this.#length;
     const page = seq >>> pageBits;
     const slot = seq & pageMask;
-    if (slot === 0) this.#addPage(page);
-    else if (slot === this.#kinds[page]!.length) this.#growFirstPage();
-    const kind = packedKindOf(event);
-    this.#kinds[page]![slot] = kind;
+    if (slot === 0) {
+      this.#entries.push([]);
+      this.#meta.push([]);
+    }
+    const time = event.time;
+    const kind =
+      Number.isSafeInteger(time) && time >= 0 && time < maxPackedTime
+        ? packedKindOf(event, bare)
+        : eventEntry;
     this.#length = seq + 1;
     if (kind === eventEntry) {
+      this.#meta[page]!.push(-1);
       this.#entries[page]!.push(event);
       return;
     }
-    this.#times[page]![slot] = event.time;
+    this.#meta[page]!.push(time * kindRange + kind);
     if (kind >= turnStartEntry) {
       const { turn, step } = event.data as { turn: number; step: number };
       this.#entries[page]!.push(
@@ -120,9 +132,10 @@ export class SessionLog implements ReadonlySessionLog {
     const page = position >>> pageBits;
     const slot = position & pageMask;
     const entry = this.#entries[page]![slot];
-    const kind = this.#kinds[page]![slot]!;
-    if (kind === eventEntry) return entry as AnySessionEvent;
-    return this.#rebuild(position, kind, entry, this.#times[page]![slot]!);
+    const meta = this.#meta[page]![slot]!;
+    if (meta < 0) return entry as AnySessionEvent;
+    const kind = meta % kindRange;
+    return this.#rebuild(position, kind, entry, (meta - kind) / kindRange);
   }
 
   /** The type of the event with this seq without building the event, or undefined. */
@@ -132,8 +145,9 @@ export class SessionLog implements ReadonlySessionLog {
     if (!(position >= 0 && position < length)) return undefined;
     const page = position >>> pageBits;
     const slot = position & pageMask;
-    const kind = this.#kinds[page]![slot]!;
-    if (kind === eventEntry) return (this.#entries[page]![slot] as AnySessionEvent).type;
+    const meta = this.#meta[page]![slot]!;
+    if (meta < 0) return (this.#entries[page]![slot] as AnySessionEvent).type;
+    const kind = meta % kindRange;
     return kind >= turnEndEntry ? 'turn/end' : packedTypes[kind];
   }
 
@@ -181,23 +195,6 @@ export class SessionLog implements ReadonlySessionLog {
     }
     return low;
   }
-
-  #addPage(page: number): void {
-    // The first page starts small and doubles (a short log stays small); later pages are full-sized.
-    const size = page === 0 ? firstPageSize : pageSize;
-    this.#entries.push([]);
-    this.#kinds.push(new Uint8Array(size));
-    this.#times.push(new Float64Array(size));
-  }
-
-  #growFirstPage(): void {
-    const kinds = new Uint8Array(this.#kinds[0]!.length * 2);
-    kinds.set(this.#kinds[0]!);
-    this.#kinds[0] = kinds;
-    const times = new Float64Array(kinds.length);
-    times.set(this.#times[0]!);
-    this.#times[0] = times;
-  }
 }
 
 /** A boundary event from its packed entry. */
@@ -218,12 +215,13 @@ function rebuildBoundary(seq: number, kind: number, entry: number, time: number)
  * How an event can be stored: chunk and boundary events of exactly the shapes the loop commits are
  * packed; anything else (extra members, flags, other orders, odd values) is kept as it is.
  */
-function packedKindOf(event: AnySessionEvent): number {
+function packedKindOf(event: AnySessionEvent, bare: boolean): number {
   const type = event.type;
-  if (type === chunkEventType) return hasExactKeys(event, eventKeys) ? chunkKindOf(event.data) : eventEntry;
+  if (type === chunkEventType)
+    return bare || hasExactKeys(event, eventKeys) ? chunkKindOf(event.data) : eventEntry;
   if (type !== 'turn/start' && type !== 'step/start' && type !== 'step/end' && type !== 'turn/end')
     return eventEntry;
-  if (!hasExactKeys(event, eventKeys)) return eventEntry;
+  if (!bare && !hasExactKeys(event, eventKeys)) return eventEntry;
   const data = event.data as { turn?: unknown; step?: unknown; reason?: unknown };
   if (!Object.isFrozen(data) || !isPackedTurn(data.turn)) return eventEntry;
   switch (type) {

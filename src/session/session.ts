@@ -301,7 +301,8 @@ export class Session {
       surfaceEventTypes.has(event.type);
     this.#enclosure.check(event);
     if (onSurface) this.#surface.check(event);
-    this.#log.push(event);
+    // #build gives an event without flags or surface metadata exactly type, seq, time and data.
+    this.#log.push(event, !onSurface && event.ignorable === undefined);
     this.#enclosure.apply(event);
     if (onSurface) this.#surface.apply(event);
   }

@@ -88,7 +88,7 @@ describe('session log: packed chunk events', () => {
       frozen({
         type: 'turn/end',
         seq,
-        time: seq + 0.5,
+        time: 1_796_000_000_000 + seq,
         data: Object.freeze({ turn: seq, reason: Object.freeze({ kind }) }),
       }),
     );
@@ -101,8 +101,17 @@ describe('session log: packed chunk events', () => {
       { type: 'step/end', data: { turn: 1, step: 1, extra: true } },
       { type: 'step/end', data: { step: 1, turn: 1 } },
       { type: 'turn/start', data: { turn: 1.5 } },
-    ].map((event, index) =>
-      frozen({ type: event.type, seq: packable.length + index, time: 1, data: Object.freeze(event.data) }),
+      // Times a packed entry cannot hold exactly: fractional, negative, beyond its range.
+      { type: 'turn/start', data: { turn: 1 }, time: 1.5 },
+      { type: 'turn/start', data: { turn: 1 }, time: -1 },
+      { type: 'turn/start', data: { turn: 1 }, time: 2 ** 50 },
+    ].map((event: { type: string; data: object; time?: number }, index) =>
+      frozen({
+        type: event.type,
+        seq: packable.length + index,
+        time: event.time ?? 1,
+        data: Object.freeze(event.data),
+      }),
     );
     for (const event of [...packable, ...kept]) raw.push(event);
     for (const event of packable) {
