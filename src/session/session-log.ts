@@ -85,8 +85,9 @@ export class SessionLog implements ReadonlySessionLog {
     const page = seq >>> pageBits;
     const slot = seq & pageMask;
     if (slot === 0) {
-      this.#entries.push([]);
-      this.#meta.push([]);
+      // The first page grows as a short log does; later ones are allocated whole (no growth slack).
+      this.#entries.push(page === 0 ? [] : new Array<unknown>(pageSize));
+      this.#meta.push(page === 0 ? [] : new Array<number>(pageSize));
     }
     const time = event.time;
     const kind =
@@ -95,16 +96,15 @@ export class SessionLog implements ReadonlySessionLog {
         : eventEntry;
     this.#length = seq + 1;
     if (kind === eventEntry) {
-      this.#meta[page]!.push(-1);
-      this.#entries[page]!.push(event);
+      this.#meta[page]![slot] = -1;
+      this.#entries[page]![slot] = event;
       return;
     }
-    this.#meta[page]!.push(time * kindRange + kind);
+    this.#meta[page]![slot] = time * kindRange + kind;
     if (kind >= turnStartEntry) {
       const { turn, step } = event.data as { turn: number; step: number };
-      this.#entries[page]!.push(
-        kind === stepStartEntry || kind === stepEndEntry ? turn * stepRange + step : turn,
-      );
+      this.#entries[page]![slot] =
+        kind === stepStartEntry || kind === stepEndEntry ? turn * stepRange + step : turn;
       return;
     }
     const data = event.data as { turn: number; step: number; chunk: { index?: number; text?: string } };
@@ -121,7 +121,7 @@ export class SessionLog implements ReadonlySessionLog {
       this.#runSteps.push(data.step);
       this.#runIndexes.push(index);
     }
-    this.#entries[page]!.push(kind === chunkEntry ? data.chunk : data.chunk.text);
+    this.#entries[page]![slot] = kind === chunkEntry ? data.chunk : data.chunk.text;
   }
 
   /** The event with this seq (negative counts from the end, as `Array.prototype.at`), or undefined. */
