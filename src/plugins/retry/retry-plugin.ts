@@ -143,12 +143,7 @@ export function retryPlugin(options: RetryPluginOptions = {}): HarnessPlugin {
           );
         }
         if (!policy.retryableCodes.includes(payload.failure.code)) return next();
-        const done = retriesInChain(
-          payload.agent.session.log,
-          payload.turn,
-          payload.provider,
-          payload.model,
-        );
+        const done = retriesInChain(payload.agent.session.log, payload.turn, payload.provider, payload.model);
         if (done >= policy.maxRetries) return next();
         const after = payload.failure.providerRetryAfterMs;
         if (after !== undefined && after > policy.maxDelayMs) return next();
