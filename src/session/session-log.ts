@@ -126,9 +126,8 @@ export class SessionLog implements ReadonlySessionLog {
 
   /** The event with this seq (negative counts from the end, as `Array.prototype.at`), or undefined. */
   at(seq: number): AnySessionEvent | undefined {
-    const length = this.#length;
-    const position = seq < 0 ? seq + length : seq;
-    if (!(position >= 0 && position < length)) return undefined;
+    const position = this.#positionOf(seq);
+    if (position < 0) return undefined;
     const page = position >>> pageBits;
     const slot = position & pageMask;
     const entry = this.#entries[page]![slot];
@@ -140,9 +139,8 @@ export class SessionLog implements ReadonlySessionLog {
 
   /** The type of the event with this seq without building the event, or undefined. */
   typeAt(seq: number): string | undefined {
-    const length = this.#length;
-    const position = seq < 0 ? seq + length : seq;
-    if (!(position >= 0 && position < length)) return undefined;
+    const position = this.#positionOf(seq);
+    if (position < 0) return undefined;
     const page = position >>> pageBits;
     const slot = position & pageMask;
     const meta = this.#meta[page]![slot]!;
@@ -164,6 +162,12 @@ export class SessionLog implements ReadonlySessionLog {
   /** Iterates the events in seq order, up to the length at each step (appends made meanwhile included). */
   *[Symbol.iterator](): Iterator<AnySessionEvent> {
     for (let seq = 0; seq < this.#length; seq++) yield this.at(seq)!;
+  }
+
+  /** The position of a seq (negative counts from the end), or -1 when there is no such event. */
+  #positionOf(seq: number): number {
+    const position = seq < 0 ? seq + this.#length : seq;
+    return position >= 0 && position < this.#length ? position : -1;
   }
 
   #rebuild(seq: number, kind: number, entry: unknown, time: number): AnySessionEvent {
