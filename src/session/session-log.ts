@@ -54,15 +54,16 @@ const kindRange = 16;
 const maxPackedTime = 2 ** 48;
 
 /**
- * The committed events of one session in seq order. Stream chunks, the bulk of any log, are stored
- * packed: a chunk event keeps only its chunk (a text or reasoning delta only its text) and its time,
- * with turn and step shared by a run of chunks, and is rebuilt as an equal, frozen event when read.
- * Every other event is kept as the very object that was committed.
+ * The committed events of one session in seq order. Stream chunks and boundaries, the bulk of any log,
+ * are stored packed when they have exactly the loop's shape: a chunk event keeps its chunk (a text or
+ * reasoning delta only its text), a boundary event a small integer, each with its time, turn and step
+ * of a run of chunks stored once; read, it is rebuilt as an equal, deep-frozen event. Every other
+ * event is kept as the very object that was committed.
  */
 export class SessionLog implements ReadonlySessionLog {
   readonly #entries: unknown[][] = [];
-  // Per slot: -1 for an event kept as it is, else the packed kind and time (plain arrays of numbers:
-  // typed arrays cost an array buffer each, which is slow to create and to sweep).
+  // Per slot: -1 for an event kept as it is, else the packed kind and time. Plain arrays of numbers:
+  // typed arrays cost an array buffer each (slow to create and to sweep, and kept off the V8 heap).
   readonly #meta: number[][] = [];
   #length = 0;
   // Runs of packed chunks sharing turn, step and (for deltas) block index, as parallel arrays.

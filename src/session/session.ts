@@ -114,7 +114,7 @@ export class Session {
 
   /**
    * Every event in seq order, as a fresh array built from the log (O(n): code that reads the log as
-   * it grows uses `log`). Chunk events are rebuilt from their packed form: equal, frozen, not identical.
+   * it grows uses `log`). Packed events (chunks, boundaries) are rebuilt: equal and frozen, not identical.
    */
   get events(): readonly AnySessionEvent[] {
     return this.#log.slice();
