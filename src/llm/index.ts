@@ -4,6 +4,7 @@ export * from './llm-request.ts';
 export * from './llm-service.ts';
 export * from './lossless-json.ts';
 export * from './message.ts';
+export * from './normalized-stream.ts';
 export * from './random-id.ts';
 export * from './retry-policy.ts';
 export * from './stream-chunk.ts';

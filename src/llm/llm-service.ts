@@ -1,10 +1,10 @@
 import type { Disposer, HookBus, HookScope, WaterfallEvent } from '../hooks/index.ts';
-import { LlmError, toFailure } from './llm-error.ts';
-import type { LlmFailure } from './llm-error.ts';
+import { LlmError } from './llm-error.ts';
 import type { LlmCallConfig, LlmRequest, ModelInfo } from './llm-request.ts';
 import { defaultRetryPolicy } from './retry-policy.ts';
 import type { RetryPolicy } from './retry-policy.ts';
 import type { StreamChunk } from './stream-chunk.ts';
+import { normalizeStream } from './normalized-stream.ts';
 
 /** Maps one vendor's wire protocol to the stream vocabulary. */
 export interface LlmAdapter {
@@ -135,102 +135,4 @@ export class LlmService {
       throw new LlmError({ code: 'NO_ADAPTER', message: `no adapter for '${request.provider}'` });
     return adapter.stream(request, signal);
   }
-}
-
-/** Wraps a chunk source so that every throw becomes a terminal `finish` (aborted when the signal is). */
-export function normalizeStream(
-  open: () => AsyncIterable<StreamChunk>,
-  signal: AbortSignal,
-): AsyncIterableIterator<StreamChunk> {
-  return new NormalizedStream(open, signal);
-}
-
-const doneResult: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
-
-// A hand-written iterator rather than an async generator: one promise per chunk instead of several,
-// which is most of the per-chunk cost on the loop's hottest path. Semantics match the generator:
-// the source opens on the first `next()`, closes (its `return()` awaited) when the consumer asks past a
-// `finish` or returns early, and a throw before the finish becomes one terminal finish chunk.
-class NormalizedStream implements AsyncIterableIterator<StreamChunk> {
-  readonly #open: () => AsyncIterable<StreamChunk>;
-  readonly #signal: AbortSignal;
-  #source: AsyncIterator<StreamChunk> | undefined;
-  #finished = false;
-  #done = false;
-
-  readonly #onResult: (result: IteratorResult<StreamChunk>) => IteratorResult<StreamChunk, undefined>;
-  readonly #onError: (error: unknown) => IteratorResult<StreamChunk, undefined>;
-
-  constructor(open: () => AsyncIterable<StreamChunk>, signal: AbortSignal) {
-    this.#open = open;
-    this.#signal = signal;
-    // Bound once per stream, as member assignments (which the keep-names loader leaves unwrapped).
-    this.#onResult = (result) => this.#accept(result);
-    this.#onError = (error) => this.#fail(error);
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  next(): Promise<IteratorResult<StreamChunk, undefined>> {
-    if (this.#done) return Promise.resolve(doneResult);
-    if (this.#finished) return this.return();
-    let pending: Promise<IteratorResult<StreamChunk>>;
-    try {
-      this.#source ??= this.#open()[Symbol.asyncIterator]();
-      pending = this.#source.next();
-    } catch (error) {
-      return Promise.resolve(this.#fail(error));
-    }
-    return pending.then(this.#onResult, this.#onError);
-  }
-
-  async return(): Promise<IteratorResult<StreamChunk, undefined>> {
-    if (this.#done) return doneResult;
-    this.#done = true;
-    const source = this.#source;
-    if (source?.return !== undefined) {
-      try {
-        await source.return();
-      } catch {
-        // A source that fails while closing has nothing left to say: the stream already ended or was left.
-      }
-    }
-    return doneResult;
-  }
-
-  #accept(result: IteratorResult<StreamChunk>): IteratorResult<StreamChunk, undefined> {
-    if (result.done === true) {
-      this.#done = true;
-      return doneResult;
-    }
-    if (result.value.type === 'finish') this.#finished = true;
-    return result;
-  }
-
-  #fail(error: unknown): IteratorResult<StreamChunk, undefined> {
-    // The source is broken, not suspended: like for-await after a throw, it is not closed.
-    this.#finished = true;
-    this.#done = true;
-    const failure = toFailure(error);
-    return { done: false, value: { type: 'finish', reason: terminalReason(failure, this.#signal) } };
-  }
-}
-
-function terminalReason(
-  failure: LlmFailure,
-  signal: AbortSignal,
-): StreamChunk & { type: 'finish' } extends {
-  reason: infer R;
-}
-  ? R
-  : never {
-  if (signal.aborted || failure.code === 'ABORTED') {
-    return {
-      kind: 'aborted',
-      failure: signal.aborted ? { message: 'request aborted', code: 'ABORTED' } : failure,
-    };
-  }
-  return { kind: 'error', failure };
 }

@@ -9,7 +9,13 @@ import type {
   RetryPolicy,
   ToolCallBlock,
 } from '../llm/index.ts';
-import { BlockAssembler, HarnessError, LlmError, createAssistantMessage } from '../llm/index.ts';
+import {
+  BlockAssembler,
+  HarnessError,
+  LlmError,
+  createAssistantMessage,
+  forEachChunk,
+} from '../llm/index.ts';
 import type { AppendOptions, Session } from '../session/index.ts';
 import type { ToolRegistry } from '../tools/index.ts';
 import { throwIfAborted } from './agent-aborted-error.ts';
@@ -119,11 +125,11 @@ export class StepRunner {
     const chunkSeqs = new SeqRanges();
     const source = { kind: 'model' as const, provider: prepared.provider, model: prepared.model };
     try {
-      for await (const chunk of stream) {
+      await forEachChunk(stream, (chunk) => {
         throwIfAborted(signal);
         chunkSeqs.push(session.append('assistant/chunk', { turn, step, chunk }, adoptOptions).seq);
         assembler.push(chunk);
-      }
+      });
       throwIfAborted(signal);
     } catch (error) {
       if (signal.aborted) {

@@ -5,6 +5,7 @@ import {
   HookBus,
   HookModeError,
   LlmService,
+  forEachChunk,
   normalizeStream,
   randomId,
 } from '../../src/index.ts';
@@ -225,6 +226,92 @@ describe('llm service', () => {
     expect(aborted).toMatchObject([
       { type: 'finish', reason: { kind: 'aborted', failure: { code: 'ABORTED' } } },
     ]);
+  });
+
+  it('forEachChunk reads a stream exactly as for-await does, normalized or not', async () => {
+    const signal = new AbortController().signal;
+    const log: string[] = [];
+    const chunks: StreamChunk[] = [
+      { type: 'text-delta', index: 0, text: 'a' },
+      { type: 'text-delta', index: 0, text: 'b' },
+      { type: 'finish', reason: { kind: 'stop' } },
+      { type: 'text-delta', index: 0, text: 'after the finish' },
+    ];
+    const generator = (label: string, failAt?: number) => () => {
+      log.push(`open ${label}`);
+      return (async function* (): AsyncGenerator<StreamChunk> {
+        try {
+          for (const [position, chunk] of chunks.entries()) {
+            if (position === failAt) throw new Error('reset');
+            yield chunk;
+          }
+        } finally {
+          log.push(`closed ${label}`);
+        }
+      })();
+    };
+    // A source whose next() answers with a thenable that is not a native promise.
+    const thenable = () => {
+      log.push('open thenable');
+      let position = 0;
+      return {
+        [Symbol.asyncIterator]: () => ({
+          next: () =>
+            ({
+              then: (resolve: (result: IteratorResult<StreamChunk>) => void) =>
+                resolve(
+                  position < chunks.length
+                    ? { done: false, value: chunks[position++]! }
+                    : { done: true, value: undefined },
+                ),
+            }) as unknown as Promise<IteratorResult<StreamChunk>>,
+        }),
+      };
+    };
+    const read = async (stream: AsyncIterable<StreamChunk>, stopAt?: number): Promise<unknown> => {
+      const seen: StreamChunk[] = [];
+      try {
+        await forEachChunk(stream, (chunk) => {
+          if (seen.length === stopAt) throw new Error('stop');
+          seen.push(chunk);
+        });
+        return seen;
+      } catch (error) {
+        return { seen, error: (error as Error).message };
+      }
+    };
+    const iterate = async (stream: AsyncIterable<StreamChunk>, stopAt?: number): Promise<unknown> => {
+      const seen: StreamChunk[] = [];
+      try {
+        for await (const chunk of stream) {
+          if (seen.length === stopAt) throw new Error('stop');
+          seen.push(chunk);
+        }
+        return seen;
+      } catch (error) {
+        return { seen, error: (error as Error).message };
+      }
+    };
+    const cases: [string, () => AsyncIterable<StreamChunk>, number | undefined][] = [
+      ['whole', () => normalizeStream(generator('whole'), signal), undefined],
+      ['stopped', () => normalizeStream(generator('stopped'), signal), 1],
+      ['failing', () => normalizeStream(generator('failing', 1), signal), undefined],
+      ['thenable', () => normalizeStream(thenable, signal), undefined],
+      ['raw', () => generator('raw')(), undefined],
+      ['raw stopped', () => generator('raw stopped')(), 1],
+    ];
+    for (const [label, make, stopAt] of cases) {
+      log.length = 0;
+      const expected = await iterate(make(), stopAt);
+      const expectedLog = log.splice(0);
+      expect(await read(make(), stopAt), label).toEqual(expected);
+      expect(log, label).toEqual(expectedLog);
+    }
+    expect(await read(normalizeStream(generator('whole'), signal))).toEqual(chunks.slice(0, 3));
+    expect(await read(normalizeStream(generator('stopped'), signal), 1)).toEqual({
+      seen: [chunks[0]],
+      error: 'stop',
+    });
   });
 
   it('randomId makes flat, distinct version 4 UUIDs', () => {
