@@ -23,9 +23,19 @@ const stepStartEntry = 5;
 const stepEndEntry = 6;
 // A packed `turn/end` is this plus the index of its reason's kind in `turnEndKinds`.
 const turnEndEntry = 7;
+const turnEndKinds = ['completed', 'max-tokens', 'blocked', 'aborted', 'interrupted'] as const;
+// A usage chunk keeps its usage object.
+const usageEntry = turnEndEntry + turnEndKinds.length;
+// A finish chunk whose reason is only a kind: this plus the kind's index in `finishKinds`.
+const finishEntry = usageEntry + 1;
+const finishKinds = ['stop', 'tool-calls', 'max-tokens'] as const;
+// A block-start chunk keeps its block index: this plus the block type's index in `blockTypes`.
+const blockStartEntry = finishEntry + finishKinds.length;
+const blockTypes = ['text', 'reasoning', 'tool-call', 'image', 'tool-result'] as const;
 
 const chunkEventType = 'assistant/chunk';
-const packedTypes = [
+/** The event type of each packed kind. */
+const typeOfKind: readonly string[] = [
   '',
   chunkEventType,
   chunkEventType,
@@ -33,11 +43,17 @@ const packedTypes = [
   'turn/start',
   'step/start',
   'step/end',
-] as const;
-const turnEndKinds = ['completed', 'max-tokens', 'blocked', 'aborted', 'interrupted'] as const;
+  ...turnEndKinds.map(() => 'turn/end'),
+  chunkEventType,
+  ...finishKinds.map(() => chunkEventType),
+  ...blockTypes.map(() => chunkEventType),
+];
 const eventKeys = ['type', 'seq', 'time', 'data'] as const;
 const chunkDataKeys = ['turn', 'step', 'chunk'] as const;
 const deltaKeys = ['type', 'index', 'text'] as const;
+const usageKeys = ['type', 'usage'] as const;
+const finishKeys = ['type', 'reason'] as const;
+const blockStartKeys = ['type', 'index', 'blockType'] as const;
 const turnKeys = ['turn'] as const;
 const stepKeys = ['turn', 'step'] as const;
 const turnEndKeys = ['turn', 'reason'] as const;
@@ -50,7 +66,7 @@ const pageBits = 12;
 const pageSize = 1 << pageBits;
 const pageMask = pageSize - 1;
 // A packed entry's kind and time share one number, time × kindRange + kind; an unpacked event has -1.
-const kindRange = 16;
+const kindRange = 32;
 const maxPackedTime = 2 ** 48;
 
 /**
@@ -102,14 +118,19 @@ export class SessionLog implements ReadonlySessionLog {
       return;
     }
     this.#meta[page]![slot] = time * kindRange + kind;
-    if (kind >= turnStartEntry) {
+    if (kind >= turnStartEntry && kind < usageEntry) {
       const { turn, step } = event.data as { turn: number; step: number };
       this.#entries[page]![slot] =
         kind === stepStartEntry || kind === stepEndEntry ? turn * stepRange + step : turn;
       return;
     }
-    const data = event.data as { turn: number; step: number; chunk: { index?: number; text?: string } };
-    const index = kind === chunkEntry ? -1 : data.chunk.index!;
+    const data = event.data as {
+      turn: number;
+      step: number;
+      chunk: { index?: number; text?: string; usage?: unknown };
+    };
+    const delta = kind === textDeltaEntry || kind === reasoningDeltaEntry;
+    const index = delta ? data.chunk.index! : -1;
     const runs = this.#runStarts.length - 1;
     if (
       runs < 0 ||
@@ -122,7 +143,15 @@ export class SessionLog implements ReadonlySessionLog {
       this.#runSteps.push(data.step);
       this.#runIndexes.push(index);
     }
-    this.#entries[page]![slot] = kind === chunkEntry ? data.chunk : data.chunk.text;
+    this.#entries[page]![slot] = delta
+      ? data.chunk.text
+      : kind === usageEntry
+        ? data.chunk.usage
+        : kind >= blockStartEntry
+          ? data.chunk.index
+          : kind >= finishEntry
+            ? 0
+            : data.chunk;
   }
 
   /** The event with this seq (negative counts from the end, as `Array.prototype.at`), or undefined. */
@@ -147,7 +176,7 @@ export class SessionLog implements ReadonlySessionLog {
     const meta = this.#meta[page]![slot]!;
     if (meta < 0) return (this.#entries[page]![slot] as AnySessionEvent).type;
     const kind = meta % kindRange;
-    return kind >= turnEndEntry ? 'turn/end' : packedTypes[kind];
+    return typeOfKind[kind];
   }
 
   /** The events from `start` up to but excluding `end` as a fresh array (negative counts from the end). */
@@ -172,16 +201,9 @@ export class SessionLog implements ReadonlySessionLog {
   }
 
   #rebuild(seq: number, kind: number, entry: unknown, time: number): AnySessionEvent {
-    if (kind >= turnStartEntry) return rebuildBoundary(seq, kind, entry as number, time);
+    if (kind >= turnStartEntry && kind < usageEntry) return rebuildBoundary(seq, kind, entry as number, time);
     const run = this.#runOf(seq);
-    const chunk =
-      kind === chunkEntry
-        ? entry
-        : Object.freeze({
-            type: kind === textDeltaEntry ? 'text-delta' : 'reasoning-delta',
-            index: this.#runIndexes[run]!,
-            text: entry as string,
-          });
+    const chunk = rebuildChunk(kind, entry, this.#runIndexes[run]!);
     const data = Object.freeze({ turn: this.#runTurns[run]!, step: this.#runSteps[run]!, chunk });
     return Object.freeze({ type: chunkEventType, seq, time, data });
   }
@@ -213,7 +235,22 @@ function rebuildBoundary(seq: number, kind: number, entry: number, time: number)
   }
   const turn = Math.floor(entry / stepRange);
   const data = Object.freeze({ turn, step: entry - turn * stepRange });
-  return Object.freeze({ type: packedTypes[kind]!, seq, time, data });
+  return Object.freeze({ type: typeOfKind[kind]!, seq, time, data });
+}
+
+/** A chunk from its packed entry (`index` is the run's block index, used by deltas). */
+function rebuildChunk(kind: number, entry: unknown, index: number): unknown {
+  if (kind === chunkEntry) return entry;
+  if (kind === textDeltaEntry || kind === reasoningDeltaEntry) {
+    const type = kind === textDeltaEntry ? 'text-delta' : 'reasoning-delta';
+    return Object.freeze({ type, index, text: entry as string });
+  }
+  if (kind === usageEntry) return Object.freeze({ type: 'usage', usage: entry });
+  if (kind >= blockStartEntry) {
+    const blockType = blockTypes[kind - blockStartEntry]!;
+    return Object.freeze({ type: 'block-start', index: entry as number, blockType });
+  }
+  return Object.freeze({ type: 'finish', reason: Object.freeze({ kind: finishKinds[kind - finishEntry]! }) });
 }
 
 /**
@@ -258,13 +295,46 @@ function chunkKindOf(data: unknown): number {
   if (!hasExactKeys(data, chunkDataKeys)) return eventEntry;
   const { turn, step, chunk } = data as { turn: unknown; step: unknown; chunk: unknown };
   if (!Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !Object.isFrozen(data)) return eventEntry;
-  if (!hasExactKeys(chunk, deltaKeys)) return chunkEntry;
-  const delta = chunk as { type: unknown; index: unknown; text: unknown };
-  if (typeof delta.text !== 'string' || !Number.isSafeInteger(delta.index) || (delta.index as number) < 0)
-    return chunkEntry;
-  if (delta.type === 'text-delta') return textDeltaEntry;
-  if (delta.type === 'reasoning-delta') return reasoningDeltaEntry;
-  return chunkEntry;
+  const fields = chunk as {
+    type?: unknown;
+    index?: unknown;
+    text?: unknown;
+    usage?: unknown;
+    reason?: unknown;
+  };
+  switch (fields?.type) {
+    case 'text-delta':
+    case 'reasoning-delta':
+      if (!hasExactKeys(chunk, deltaKeys) || typeof fields.text !== 'string' || !isBlockIndex(fields.index))
+        return chunkEntry;
+      return fields.type === 'text-delta' ? textDeltaEntry : reasoningDeltaEntry;
+    case 'usage':
+      return hasExactKeys(chunk, usageKeys) && isFrozenObject(fields.usage) ? usageEntry : chunkEntry;
+    case 'finish': {
+      const reason = fields.reason as { kind?: unknown } | undefined;
+      if (!hasExactKeys(chunk, finishKeys) || !hasExactKeys(reason, reasonKeys) || !Object.isFrozen(reason))
+        return chunkEntry;
+      const position = finishKinds.indexOf(reason!.kind as (typeof finishKinds)[number]);
+      return position < 0 ? chunkEntry : finishEntry + position;
+    }
+    case 'block-start': {
+      const blockType = (chunk as { blockType?: unknown }).blockType;
+      if (!hasExactKeys(chunk, blockStartKeys) || !isBlockIndex(fields.index)) return chunkEntry;
+      const position = blockTypes.indexOf(blockType as (typeof blockTypes)[number]);
+      return position < 0 ? chunkEntry : blockStartEntry + position;
+    }
+    default:
+      return chunkEntry;
+  }
+}
+
+/** True for a block index a packed entry can hold (a small non-negative integer). */
+function isBlockIndex(index: unknown): boolean {
+  return Number.isSafeInteger(index) && (index as number) >= 0 && (index as number) < 2 ** 30;
+}
+
+function isFrozenObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && Object.isFrozen(value);
 }
 
 /** True when `value` is an object whose own enumerable keys are exactly `keys`, in that order. */

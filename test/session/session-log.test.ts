@@ -21,8 +21,13 @@ const streamed: readonly StreamChunk[] = [
   { type: 'block-end', index: 0, block: { type: 'reasoning', text: 'thinking' } },
   { type: 'block-end', index: 1, block: { type: 'text', text: 'Hello' } },
   { type: 'tool-call-delta', index: 2, id: 'c1', name: 'read', argumentsDelta: '{}' },
+  { type: 'block-start', index: 3, blockType: 'tool-call' },
   { type: 'usage', usage: { inputTokens: 3, outputTokens: 2 } },
   { type: 'finish', reason: { kind: 'stop' } },
+  { type: 'finish', reason: { kind: 'tool-calls' } },
+  { type: 'finish', reason: { kind: 'max-tokens' } },
+  { type: 'finish', reason: { kind: 'error', failure: { message: 'm', code: 'X' } } },
+  { type: 'finish', reason: { kind: 'stop' }, replayState: { blocks: [] } },
 ];
 
 /** Two turns of two steps each, every step streaming `chunks`; returns what `append` handed back. */
@@ -152,6 +157,15 @@ describe('session log: packed chunk events', () => {
       { type: 'text-delta', index: 0.5, text: 'c' },
       { type: 'future-delta', index: 0, text: 'd' },
       'not an object',
+      null,
+      // Shapes of the other packed chunks with something off: not frozen, extra members, unknown kinds.
+      { type: 'usage', usage: { inputTokens: 1, outputTokens: 1 } },
+      { type: 'usage', usage: Object.freeze({ inputTokens: 1 }), extra: 1 },
+      { type: 'finish', reason: Object.freeze({ kind: 'later' }) },
+      { type: 'finish', reason: { kind: 'stop' } },
+      { type: 'block-start', index: 0, blockType: 'future' },
+      { type: 'block-start', index: -1, blockType: 'text' },
+      { type: 'block-start', blockType: 'text', index: 0 },
     ];
     const events = chunks.map((chunk, seq) =>
       Object.freeze({
