@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, unlinkSync } from 'node:fs';
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { SessionError } from '../session-error.ts';
 import { ioError, isCode } from './session-io-error.ts';
@@ -44,7 +44,7 @@ const unreadableLockGraceMs = 10_000;
 const heldPaths = new Set<string>();
 let exitHookInstalled = false;
 
-/** An exclusive, cross-process write lock on one session: a lock file created with O_EXCL. */
+/** An exclusive, cross-process write lock on one session: a lock file created only if absent. */
 export class SessionLock {
   readonly path: string;
   readonly holder: SessionLockHolder;
@@ -155,20 +155,26 @@ async function unlinkIfUnchanged(path: string, expected: string): Promise<void> 
 }
 
 async function createExclusive(path: string, text: string): Promise<boolean> {
-  let handle;
+  // Written whole under a private name, then linked into place: link fails when the path exists, and a
+  // reader never sees the lock file without its holder (an O_EXCL create would show it empty a moment).
+  const draft = `${path}.${randomUUID()}.draft`;
   try {
-    handle = await open(path, 'wx', 0o600);
+    // Not synced: after a machine crash every recorded holder is dead, so the lock is stale either way.
+    await writeFile(draft, text, { encoding: 'utf8', mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    throw ioError(draft, error);
+  }
+  try {
+    await link(draft, path);
+    return true;
   } catch (error) {
     if (isCode(error, 'EEXIST')) return false;
     throw ioError(path, error);
-  }
-  try {
-    // Not synced: after a machine crash every recorded holder is dead, so the lock is stale either way.
-    await handle.writeFile(text, 'utf8');
   } finally {
-    await handle.close();
+    await unlink(draft).catch((error: unknown) => {
+      if (!isCode(error, 'ENOENT')) throw ioError(draft, error);
+    });
   }
-  return true;
 }
 
 function parseHolder(text: string): SessionLockHolder | undefined {
