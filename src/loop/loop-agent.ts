@@ -391,9 +391,14 @@ function isDisposedAbort(signal: AbortSignal): boolean {
   return signal.aborted && (signal.reason as { kind?: unknown } | undefined)?.kind === 'disposed';
 }
 
+// Snapshots, so every message that carries one shares it instead of holding a copy.
+const userSource: MessageSource = snapshotJson({ kind: 'user' });
+const steerSource: MessageSource = snapshotJson({ kind: 'steer' });
+const injectSource: MessageSource = snapshotJson({ kind: 'inject' });
+
 function defaultSource(target: InboxTarget, wakeup: boolean): MessageSource {
-  if (target === 'next-turn') return { kind: 'user' };
-  return wakeup ? { kind: 'steer' } : { kind: 'inject' };
+  if (target === 'next-turn') return userSource;
+  return wakeup ? steerSource : injectSource;
 }
 
 function toUserMessage(input: MessageInput, source: MessageSource): UserMessage {

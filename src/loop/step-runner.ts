@@ -1,6 +1,7 @@
 import type { Agent, AgentOptions, Inbox } from '../agent/index.ts';
 import type { HookBus } from '../hooks/index.ts';
 import type {
+  AssistantMessage,
   LlmCallConfig,
   LlmFailure,
   LlmRequest,
@@ -15,6 +16,7 @@ import {
   LlmError,
   createAssistantMessage,
   forEachChunk,
+  snapshotJson,
 } from '../llm/index.ts';
 import type { AppendOptions, Session } from '../session/index.ts';
 import type { ToolRegistry } from '../tools/index.ts';
@@ -51,6 +53,7 @@ export class StepRunner {
   readonly #maxParallel: number;
   readonly #envelope: RequestEnvelope;
   #lastConfig: LlmCallConfig | undefined;
+  #source: AssistantMessage['source'] | undefined;
 
   constructor(options: {
     agent: Agent;
@@ -123,7 +126,7 @@ export class StepRunner {
     const stream = await this.#llm.stream(request, { signal, route, scope: this.#agent.id });
     const assembler = new BlockAssembler();
     const chunkSeqs = new SeqRanges();
-    const source = { kind: 'model' as const, provider: prepared.provider, model: prepared.model };
+    const source = this.#sourceOf(prepared.provider, prepared.model);
     try {
       await forEachChunk(stream, (chunk) => {
         throwIfAborted(signal);
@@ -187,6 +190,13 @@ export class StepRunner {
       maxParallel: this.#maxParallel,
     });
     return concluded ? { kind: 'completed' } : { kind: 'continue' };
+  }
+
+  /** The source of this route's assistant messages: one snapshot per route, shared by its messages. */
+  #sourceOf(provider: string, model: string): AssistantMessage['source'] {
+    const cached = this.#source;
+    if (cached !== undefined && cached.provider === provider && cached.model === model) return cached;
+    return (this.#source = snapshotJson({ kind: 'model', provider, model }));
   }
 
   /**
