@@ -1,3 +1,22 @@
+import {
+  assistantMessageEntry,
+  assistantReplyEntry,
+  blockEndEntry,
+  chunkEventType,
+  entryOf,
+  eventEntry,
+  isFrozenObject,
+  isReplyShape,
+  jsonEqual,
+  kindCount,
+  packedKindOf,
+  reasoningDeltaEntry,
+  rebuildChunk,
+  rebuildStandalone,
+  textDeltaEntry,
+  typeOfKind,
+  usageEntry,
+} from './packed-event.ts';
 import type { AnySessionEvent } from './session-event.ts';
 
 /** Read access to a session's committed events, in seq order. */
@@ -12,69 +31,23 @@ export interface ReadonlySessionLog extends Iterable<AnySessionEvent> {
   slice(start?: number, end?: number): AnySessionEvent[];
 }
 
-// What an entry holds: the event itself; for a packed chunk event its chunk or its text; for a packed
-// boundary event its turn (turn events) or turn and step as one number (step events).
-const eventEntry = 0;
-const chunkEntry = 1;
-const textDeltaEntry = 2;
-const reasoningDeltaEntry = 3;
-const turnStartEntry = 4;
-const stepStartEntry = 5;
-const stepEndEntry = 6;
-// A packed `turn/end` is this plus the index of its reason's kind in `turnEndKinds`.
-const turnEndEntry = 7;
-const turnEndKinds = ['completed', 'max-tokens', 'blocked', 'aborted', 'interrupted'] as const;
-// A usage chunk keeps its usage object.
-const usageEntry = turnEndEntry + turnEndKinds.length;
-// A finish chunk whose reason is only a kind: this plus the kind's index in `finishKinds`.
-const finishEntry = usageEntry + 1;
-const finishKinds = ['stop', 'tool-calls', 'max-tokens'] as const;
-// A block-start chunk keeps its block index: this plus the block type's index in `blockTypes`.
-const blockStartEntry = finishEntry + finishKinds.length;
-const blockTypes = ['text', 'reasoning', 'tool-call', 'image', 'tool-result'] as const;
-
-const chunkEventType = 'assistant/chunk';
-/** The event type of each packed kind. */
-const typeOfKind: readonly string[] = [
-  '',
-  chunkEventType,
-  chunkEventType,
-  chunkEventType,
-  'turn/start',
-  'step/start',
-  'step/end',
-  ...turnEndKinds.map(() => 'turn/end'),
-  chunkEventType,
-  ...finishKinds.map(() => chunkEventType),
-  ...blockTypes.map(() => chunkEventType),
-];
-const eventKeys = ['type', 'seq', 'time', 'data'] as const;
-const chunkDataKeys = ['turn', 'step', 'chunk'] as const;
-const deltaKeys = ['type', 'index', 'text'] as const;
-const usageKeys = ['type', 'usage'] as const;
-const finishKeys = ['type', 'reason'] as const;
-const blockStartKeys = ['type', 'index', 'blockType'] as const;
-const turnKeys = ['turn'] as const;
-const stepKeys = ['turn', 'step'] as const;
-const turnEndKeys = ['turn', 'reason'] as const;
-const reasonKeys = ['kind'] as const;
-// Turn and step of a packed step event share one small integer: turn × stepRange + step.
-const stepRange = 1 << 16;
-const maxPackedTurn = (1 << 14) - 1;
 // Entries live in fixed-size pages, so a growing log never copies (or leaves behind) a large array.
 const pageBits = 12;
 const pageSize = 1 << pageBits;
 const pageMask = pageSize - 1;
 // A packed entry's kind and time share one number, time × kindRange + kind; an unpacked event has -1.
 const kindRange = 32;
+if (kindCount > kindRange) throw new Error('session log: more packed kinds than kindRange holds');
 const maxPackedTime = 2 ** 48;
+// Which kinds are chunk events (and so belong to a run), as a table: this is read once per chunk.
+const chunkKinds: readonly boolean[] = typeOfKind.map((type) => type === chunkEventType);
 
 /**
- * The committed events of one session in seq order. Stream chunks and boundaries, the bulk of any log,
- * are stored packed when they have exactly the loop's shape: a chunk event keeps its chunk (a text or
- * reasoning delta only its text), a boundary event a small integer, each with its time, turn and step
- * of a run of chunks stored once; read, it is rebuilt as an equal, deep-frozen event. Every other
- * event is kept as the very object that was committed.
+ * The committed events of one session in seq order. Events of exactly the shapes the loop commits are
+ * stored packed: a chunk keeps its text, usage, block or nothing, a boundary a small integer, a message
+ * event its message, an inbox splice its message or count, each with its time, and turn and step of a
+ * run of chunks stored once; read, it is rebuilt as an equal, deep-frozen event (sharing the stored
+ * message, usage and block objects). Every other event is kept as the very object that was committed.
  */
 export class SessionLog implements ReadonlySessionLog {
   readonly #entries: unknown[][] = [];
@@ -82,11 +55,19 @@ export class SessionLog implements ReadonlySessionLog {
   // typed arrays cost an array buffer each (slow to create and to sweep, and kept off the V8 heap).
   readonly #meta: number[][] = [];
   #length = 0;
-  // Runs of packed chunks sharing turn, step and (for deltas) block index, as parallel arrays.
+  // Runs of packed chunks sharing turn, step and (for deltas and block ends) block index, as parallel arrays.
   readonly #runStarts: number[] = [];
   readonly #runTurns: number[] = [];
   readonly #runSteps: number[] = [];
   readonly #runIndexes: number[] = [];
+  // The unbroken run of chunk events ending at the last event (-1 when it is no chunk event): where it
+  // starts, its packed block ends and its last packed usage, so an assistant message is packed in O(1).
+  #chunkRunFrom = -1;
+  readonly #chunkRunBlockEnds: number[] = [];
+  #chunkRunUsage = -1;
+  // Each packed assistant message's seq and the first seq of its sources, ascending, for its rebuild.
+  readonly #messageSeqs: number[] = [];
+  readonly #messageSourceStarts: number[] = [];
 
   /** The number of events, which is also the next seq. */
   get length(): number {
@@ -112,46 +93,70 @@ export class SessionLog implements ReadonlySessionLog {
         ? packedKindOf(event, bare)
         : eventEntry;
     this.#length = seq + 1;
+    // Deltas, the bulk of a log, take the shortest path.
+    if (kind === textDeltaEntry || kind === reasoningDeltaEntry) {
+      const data = event.data as { turn: number; step: number; chunk: { index: number; text: string } };
+      this.#meta[page]![slot] = time * kindRange + kind;
+      this.#entries[page]![slot] = data.chunk.text;
+      if (this.#chunkRunFrom < 0) this.#startChunkRun(seq);
+      this.#extendRuns(seq, data.turn, data.step, data.chunk.index);
+      return;
+    }
+    this.#pushOther(event, seq, kind, time * kindRange);
+  }
+
+  /** `push` for every kind but deltas; `timeBase` is the event's time × kindRange. */
+  #pushOther(event: AnySessionEvent, seq: number, packedKind: number, timeBase: number): void {
+    const page = seq >>> pageBits;
+    const slot = seq & pageMask;
+    let kind = packedKind;
+    if (kind === assistantMessageEntry) {
+      kind = this.#assistantMessageKind(seq, event);
+      if (kind !== eventEntry) {
+        this.#messageSeqs.push(seq);
+        this.#messageSourceStarts.push(seq - event.sourceEventSeqs!.length);
+      }
+    }
+    if (event.type !== chunkEventType) this.#chunkRunFrom = -1;
+    else if (this.#chunkRunFrom < 0) this.#startChunkRun(seq);
     if (kind === eventEntry) {
       this.#meta[page]![slot] = -1;
       this.#entries[page]![slot] = event;
       return;
     }
-    this.#meta[page]![slot] = time * kindRange + kind;
-    if (kind >= turnStartEntry && kind < usageEntry) {
-      const { turn, step } = event.data as { turn: number; step: number };
-      this.#entries[page]![slot] =
-        kind === stepStartEntry || kind === stepEndEntry ? turn * stepRange + step : turn;
-      return;
-    }
-    const data = event.data as {
-      turn: number;
-      step: number;
-      chunk: { index?: number; text?: string; usage?: unknown };
-    };
-    const delta = kind === textDeltaEntry || kind === reasoningDeltaEntry;
-    const index = delta ? data.chunk.index! : -1;
+    this.#meta[page]![slot] = timeBase + kind;
+    this.#entries[page]![slot] = entryOf(event, kind);
+    if (!chunkKinds[kind]) return;
+    if (kind === blockEndEntry) this.#chunkRunBlockEnds.push(seq);
+    else if (kind === usageEntry) this.#chunkRunUsage = seq;
+    const data = event.data as { turn: number; step: number; chunk: { index: number } };
+    this.#extendRuns(seq, data.turn, data.step, kind === blockEndEntry ? data.chunk.index : -1);
+  }
+
+  #startChunkRun(seq: number): void {
+    this.#chunkRunFrom = seq;
+    this.#chunkRunBlockEnds.length = 0;
+    this.#chunkRunUsage = -1;
+  }
+
+  /**
+   * Starts a new run unless the last one has this turn, step and (unless -1) block index; a last run
+   * without a block index so far (no delta or block end in it) takes this one.
+   */
+  #extendRuns(seq: number, turn: number, step: number, index: number): void {
     const runs = this.#runStarts.length - 1;
-    if (
-      runs < 0 ||
-      this.#runTurns[runs] !== data.turn ||
-      this.#runSteps[runs] !== data.step ||
-      (index !== -1 && this.#runIndexes[runs] !== index)
-    ) {
-      this.#runStarts.push(seq);
-      this.#runTurns.push(data.turn);
-      this.#runSteps.push(data.step);
-      this.#runIndexes.push(index);
+    if (runs >= 0 && this.#runTurns[runs] === turn && this.#runSteps[runs] === step) {
+      const runIndex = this.#runIndexes[runs];
+      if (index === -1 || runIndex === index) return;
+      if (runIndex === -1) {
+        this.#runIndexes[runs] = index;
+        return;
+      }
     }
-    this.#entries[page]![slot] = delta
-      ? data.chunk.text
-      : kind === usageEntry
-        ? data.chunk.usage
-        : kind >= blockStartEntry
-          ? data.chunk.index
-          : kind >= finishEntry
-            ? 0
-            : data.chunk;
+    this.#runStarts.push(seq);
+    this.#runTurns.push(turn);
+    this.#runSteps.push(step);
+    this.#runIndexes.push(index);
   }
 
   /** The event with this seq (negative counts from the end, as `Array.prototype.at`), or undefined. */
@@ -175,8 +180,7 @@ export class SessionLog implements ReadonlySessionLog {
     const slot = position & pageMask;
     const meta = this.#meta[page]![slot]!;
     if (meta < 0) return (this.#entries[page]![slot] as AnySessionEvent).type;
-    const kind = meta % kindRange;
-    return typeOfKind[kind];
+    return typeOfKind[meta % kindRange];
   }
 
   /** The events from `start` up to but excluding `end` as a fresh array (negative counts from the end). */
@@ -201,151 +205,120 @@ export class SessionLog implements ReadonlySessionLog {
   }
 
   #rebuild(seq: number, kind: number, entry: unknown, time: number): AnySessionEvent {
-    if (kind >= turnStartEntry && kind < usageEntry) return rebuildBoundary(seq, kind, entry as number, time);
+    if (kind === assistantMessageEntry || kind === assistantReplyEntry)
+      return this.#rebuildAssistantMessage(seq, kind, entry, time);
+    if (!chunkKinds[kind]) return rebuildStandalone(seq, kind, entry, time);
     const run = this.#runOf(seq);
     const chunk = rebuildChunk(kind, entry, this.#runIndexes[run]!);
     const data = Object.freeze({ turn: this.#runTurns[run]!, step: this.#runSteps[run]!, chunk });
     return Object.freeze({ type: chunkEventType, seq, time, data });
   }
 
+  #rebuildAssistantMessage(seq: number, kind: number, entry: unknown, time: number): AnySessionEvent {
+    const start = this.#messageSourceStarts[lastAtOrBefore(this.#messageSeqs, seq)]!;
+    const sources = new Array<number>(seq - start);
+    for (let position = 0; position < sources.length; position++) sources[position] = start + position;
+    const sourceEventSeqs = Object.freeze(sources);
+    let data = entry;
+    if (kind === assistantReplyEntry) {
+      const run = this.#runOf(seq - 1);
+      const turn = this.#runTurns[run]!;
+      const step = this.#runSteps[run]!;
+      const usage = this.#lastUsage(start, seq);
+      data = Object.freeze(
+        usage === undefined ? { turn, step, message: entry } : { turn, step, message: entry, usage },
+      );
+    }
+    return Object.freeze({
+      type: 'assistant/message',
+      seq,
+      time,
+      data,
+      surfaceOp: 'append',
+      sourceEventSeqs,
+    });
+  }
+
+  /**
+   * How an `assistant/message` shaped for packing is stored, given what precedes it: unpacked unless its
+   * sources are exactly the chunk run before it; only its message when the run gives the rest exactly.
+   * A block-end block of that run equal to one of the message's blocks is swapped for the message's
+   * (equal, frozen) block, so the two are kept once.
+   */
+  #assistantMessageKind(seq: number, event: AnySessionEvent): number {
+    const sources = event.sourceEventSeqs!;
+    if (!Array.isArray(sources) || !Object.isFrozen(sources)) return eventEntry;
+    const start = this.#chunkRunFrom < 0 ? seq : this.#chunkRunFrom;
+    if (sources.length !== seq - start) return eventEntry;
+    for (let position = 0; position < sources.length; position++)
+      if (sources[position] !== start + position) return eventEntry;
+    const data = event.data as {
+      turn?: unknown;
+      step?: unknown;
+      message?: { content?: unknown };
+      usage?: unknown;
+    };
+    this.#shareBlocks(data.message?.content);
+    if (start === seq || !isReplyShape(data) || this.#kindAt(seq - 1) === eventEntry)
+      return assistantMessageEntry;
+    const run = this.#runOf(seq - 1);
+    if (this.#runTurns[run] !== data.turn || this.#runSteps[run] !== data.step) return assistantMessageEntry;
+    const usage = this.#chunkRunUsage < 0 ? undefined : this.#entryAt(this.#chunkRunUsage);
+    const same = usage === undefined ? !('usage' in data) : 'usage' in data && jsonEqual(data.usage, usage);
+    return same ? assistantReplyEntry : assistantMessageEntry;
+  }
+
+  /** Points each packed block end of the current chunk run that equals a block of `content` at that block. */
+  #shareBlocks(content: unknown): void {
+    if (!Array.isArray(content)) return;
+    for (const seq of this.#chunkRunBlockEnds) {
+      const page = seq >>> pageBits;
+      const slot = seq & pageMask;
+      const block = this.#entries[page]![slot];
+      for (const candidate of content as unknown[]) {
+        if (candidate !== block && isFrozenObject(candidate) && jsonEqual(candidate, block)) {
+          this.#entries[page]![slot] = candidate;
+          break;
+        }
+      }
+    }
+  }
+
+  #entryAt(seq: number): unknown {
+    return this.#entries[seq >>> pageBits]![seq & pageMask];
+  }
+
+  /** The usage object of the last packed usage chunk among seqs `start` to `end`, if any. */
+  #lastUsage(start: number, end: number): unknown {
+    for (let seq = end - 1; seq >= start; seq--)
+      if (this.#kindAt(seq) === usageEntry) return this.#entryAt(seq);
+    return undefined;
+  }
+
+  /** The packed kind of an existing seq (`eventEntry` for an event kept as it is). */
+  #kindAt(seq: number): number {
+    const meta = this.#meta[seq >>> pageBits]![seq & pageMask]!;
+    return meta < 0 ? eventEntry : meta % kindRange;
+  }
+
   /** The run holding a packed seq: the last run that starts at or before it. */
   #runOf(seq: number): number {
-    const starts = this.#runStarts;
-    let low = 0;
-    let high = starts.length - 1;
-    // Reads cluster at the end of the log: try the last run before searching.
-    if (starts[high]! <= seq) return high;
-    while (low < high) {
-      const middle = (low + high + 1) >> 1;
-      if (starts[middle]! <= seq) low = middle;
-      else high = middle - 1;
-    }
-    return low;
+    return lastAtOrBefore(this.#runStarts, seq);
   }
 }
 
-/** A boundary event from its packed entry. */
-function rebuildBoundary(seq: number, kind: number, entry: number, time: number): AnySessionEvent {
-  if (kind === turnStartEntry) {
-    return Object.freeze({ type: 'turn/start', seq, time, data: Object.freeze({ turn: entry }) });
+/** The position of the last of ascending `values` at or before `value` (0 when none is). */
+function lastAtOrBefore(values: readonly number[], value: number): number {
+  let low = 0;
+  let high = values.length - 1;
+  // Reads cluster at the end of the log: try the last value before searching.
+  if (values[high]! <= value) return high;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (values[middle]! <= value) low = middle;
+    else high = middle - 1;
   }
-  if (kind >= turnEndEntry) {
-    const reason = Object.freeze({ kind: turnEndKinds[kind - turnEndEntry]! });
-    return Object.freeze({ type: 'turn/end', seq, time, data: Object.freeze({ turn: entry, reason }) });
-  }
-  const turn = Math.floor(entry / stepRange);
-  const data = Object.freeze({ turn, step: entry - turn * stepRange });
-  return Object.freeze({ type: typeOfKind[kind]!, seq, time, data });
-}
-
-/** A chunk from its packed entry (`index` is the run's block index, used by deltas). */
-function rebuildChunk(kind: number, entry: unknown, index: number): unknown {
-  if (kind === chunkEntry) return entry;
-  if (kind === textDeltaEntry || kind === reasoningDeltaEntry) {
-    const type = kind === textDeltaEntry ? 'text-delta' : 'reasoning-delta';
-    return Object.freeze({ type, index, text: entry as string });
-  }
-  if (kind === usageEntry) return Object.freeze({ type: 'usage', usage: entry });
-  if (kind >= blockStartEntry) {
-    const blockType = blockTypes[kind - blockStartEntry]!;
-    return Object.freeze({ type: 'block-start', index: entry as number, blockType });
-  }
-  return Object.freeze({ type: 'finish', reason: Object.freeze({ kind: finishKinds[kind - finishEntry]! }) });
-}
-
-/**
- * How an event can be stored: chunk and boundary events of exactly the shapes the loop commits are
- * packed; anything else (extra members, flags, other orders, odd values) is kept as it is.
- */
-function packedKindOf(event: AnySessionEvent, bare: boolean): number {
-  const type = event.type;
-  if (type === chunkEventType)
-    return bare || hasExactKeys(event, eventKeys) ? chunkKindOf(event.data) : eventEntry;
-  if (type !== 'turn/start' && type !== 'step/start' && type !== 'step/end' && type !== 'turn/end')
-    return eventEntry;
-  if (!bare && !hasExactKeys(event, eventKeys)) return eventEntry;
-  const data = event.data as { turn?: unknown; step?: unknown; reason?: unknown };
-  if (!Object.isFrozen(data) || !isPackedTurn(data.turn)) return eventEntry;
-  switch (type) {
-    case 'turn/start':
-      return hasExactKeys(data, turnKeys) ? turnStartEntry : eventEntry;
-    case 'turn/end': {
-      const reason = data.reason as { kind?: unknown } | undefined;
-      if (!hasExactKeys(data, turnEndKeys) || !hasExactKeys(reason, reasonKeys) || !Object.isFrozen(reason))
-        return eventEntry;
-      const index = turnEndKinds.indexOf(reason!.kind as (typeof turnEndKinds)[number]);
-      return index < 0 ? eventEntry : turnEndEntry + index;
-    }
-    default: {
-      const step = data.step;
-      if (!hasExactKeys(data, stepKeys) || !Number.isSafeInteger(step)) return eventEntry;
-      if ((step as number) < 0 || (step as number) >= stepRange) return eventEntry;
-      return type === 'step/start' ? stepStartEntry : stepEndEntry;
-    }
-  }
-}
-
-/** True for a turn number a packed entry can hold (a small integer). */
-function isPackedTurn(turn: unknown): boolean {
-  return Number.isSafeInteger(turn) && (turn as number) >= 0 && (turn as number) <= maxPackedTurn;
-}
-
-/** How a chunk event's data can be stored. */
-function chunkKindOf(data: unknown): number {
-  if (!hasExactKeys(data, chunkDataKeys)) return eventEntry;
-  const { turn, step, chunk } = data as { turn: unknown; step: unknown; chunk: unknown };
-  if (!Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !Object.isFrozen(data)) return eventEntry;
-  const fields = chunk as {
-    type?: unknown;
-    index?: unknown;
-    text?: unknown;
-    usage?: unknown;
-    reason?: unknown;
-  };
-  switch (fields?.type) {
-    case 'text-delta':
-    case 'reasoning-delta':
-      if (!hasExactKeys(chunk, deltaKeys) || typeof fields.text !== 'string' || !isBlockIndex(fields.index))
-        return chunkEntry;
-      return fields.type === 'text-delta' ? textDeltaEntry : reasoningDeltaEntry;
-    case 'usage':
-      return hasExactKeys(chunk, usageKeys) && isFrozenObject(fields.usage) ? usageEntry : chunkEntry;
-    case 'finish': {
-      const reason = fields.reason as { kind?: unknown } | undefined;
-      if (!hasExactKeys(chunk, finishKeys) || !hasExactKeys(reason, reasonKeys) || !Object.isFrozen(reason))
-        return chunkEntry;
-      const position = finishKinds.indexOf(reason!.kind as (typeof finishKinds)[number]);
-      return position < 0 ? chunkEntry : finishEntry + position;
-    }
-    case 'block-start': {
-      const blockType = (chunk as { blockType?: unknown }).blockType;
-      if (!hasExactKeys(chunk, blockStartKeys) || !isBlockIndex(fields.index)) return chunkEntry;
-      const position = blockTypes.indexOf(blockType as (typeof blockTypes)[number]);
-      return position < 0 ? chunkEntry : blockStartEntry + position;
-    }
-    default:
-      return chunkEntry;
-  }
-}
-
-/** True for a block index a packed entry can hold (a small non-negative integer). */
-function isBlockIndex(index: unknown): boolean {
-  return Number.isSafeInteger(index) && (index as number) >= 0 && (index as number) < 2 ** 30;
-}
-
-function isFrozenObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && Object.isFrozen(value);
-}
-
-/** True when `value` is an object whose own enumerable keys are exactly `keys`, in that order. */
-function hasExactKeys(value: unknown, keys: readonly string[]): boolean {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  let position = 0;
-  for (const key in value) {
-    if (key !== keys[position]) return false;
-    position++;
-  }
-  return position === keys.length;
+  return low;
 }
 
 function clampIndex(index: number, length: number): number {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AnySessionEvent, StreamChunk } from '../../src/index.ts';
 import { DiskSessionStore, HookBus, Session, SessionLog } from '../../src/index.ts';
+import { fixture, readFileTool } from '../core/support.ts';
 
 function session(hooks?: HookBus): Session {
   return new Session({ header: { version: 0, id: 's1', createdAt: 0 }, ...(hooks ? { hooks } : {}) });
@@ -246,5 +247,148 @@ describe('session log: packed chunk events', () => {
     expect(reopened.events.slice(0, appended.length)).toStrictEqual(appended);
     expect(reopened.log.typeAt(appended.length)).toBe('session/end-seed');
     await store.release(reopened);
+  });
+});
+
+describe('session log: packed messages and inbox splices', () => {
+  it('reads back a real agent run equal to what was published, rebuilding messages and splices', async () => {
+    const published: AnySessionEvent[] = [];
+    const { harness, agent } = await fixture(
+      [
+        { reasoning: ['a', 'b'], text: ['Hel', 'lo'], usage: { inputTokens: 2, outputTokens: 3 } },
+        { toolCalls: [{ name: 'read_file', arguments: { path: 'x' } }] },
+        { text: 'read it' },
+        { text: 'steered' },
+      ],
+      { tools: [readFileTool()] },
+    );
+    harness.hooks.on('session/event', ({ event }) => {
+      published.push(event);
+    });
+    agent.followup('one');
+    await agent.whenIdle();
+    agent.followup('two');
+    agent.followup('three');
+    agent.steer('four');
+    await agent.whenIdle();
+    const log = agent.session.log;
+    expect(log.length).toBe(published.length);
+    const rebuiltTypes = new Set<string>();
+    for (const event of published) {
+      const read = log.at(event.seq)!;
+      expect(read).toStrictEqual(event);
+      expect(JSON.stringify(read)).toBe(JSON.stringify(event));
+      expect(deepFrozen(read)).toBe(true);
+      expect(log.typeAt(event.seq)).toBe(event.type);
+      if (read !== event) rebuiltTypes.add(event.type);
+      // A rebuilt message event shares the committed message itself, and a block end the message's block.
+      if (event.type === 'user/message') expect(read.data).toBe(event.data);
+      if (event.type === 'assistant/message') {
+        const message = (event.data as { message: { content: unknown[] } }).message;
+        expect((read.data as { message: unknown }).message).toBe(message);
+        for (const seq of event.sourceEventSeqs!) {
+          const chunk = (log.at(seq)!.data as { chunk: { type: string; block?: unknown } }).chunk;
+          if (chunk.type === 'block-end') expect(message.content).toContain(chunk.block);
+        }
+      }
+    }
+    for (const type of ['user/message', 'assistant/message', 'agent/inbox/spliced'])
+      expect(rebuiltTypes).toContain(type);
+    await harness.dispose();
+  });
+
+  it('keeps message and splice events it cannot rebuild exactly as they were', () => {
+    const raw = new SessionLog();
+    const frozen = (event: Record<string, unknown>): AnySessionEvent =>
+      Object.freeze(event) as unknown as AnySessionEvent;
+    const message = Object.freeze({ id: 'm', role: 'user', content: Object.freeze([]) });
+    const chunk = Object.freeze({ turn: 1, step: 1, chunk: streamed[3] });
+    const event = (type: string, data: unknown, extra: Record<string, unknown> = {}): AnySessionEvent =>
+      frozen({ type, seq: raw.length, time: 1_796_000_000_000, data, ...extra });
+    const packable: AnySessionEvent[] = [];
+    const kept: AnySessionEvent[] = [];
+    const chunks: AnySessionEvent[] = [];
+    const push = (into: AnySessionEvent[], made: AnySessionEvent): void => {
+      raw.push(made);
+      into.push(made);
+    };
+    const splice = (data: Record<string, unknown>): Record<string, unknown> => Object.freeze(data);
+    push(
+      packable,
+      event(
+        'agent/inbox/spliced',
+        splice({ target: 'next-turn', start: 0, inserted: Object.freeze([message]) }),
+      ),
+    );
+    push(
+      packable,
+      event(
+        'agent/inbox/spliced',
+        splice({ target: 'next-step', start: 0, inserted: Object.freeze([]), removedCount: 2 }),
+      ),
+    );
+    push(packable, event('user/message', message, { surfaceOp: 'append' }));
+    // Sources that are exactly the chunks just before, and none at all after a non-chunk event.
+    push(chunks, event('assistant/chunk', chunk));
+    push(chunks, event('assistant/chunk', chunk));
+    const sources = Object.freeze([raw.length - 2, raw.length - 1]);
+    push(packable, event('assistant/message', message, { surfaceOp: 'append', sourceEventSeqs: sources }));
+    push(
+      packable,
+      event('assistant/message', message, { surfaceOp: 'append', sourceEventSeqs: Object.freeze([]) }),
+    );
+    // Replies whose turn, step and usage come from the chunks before them, and ones that differ.
+    const usage = Object.freeze({ inputTokens: 4, outputTokens: 5 });
+    const usageChunk = Object.freeze({ turn: 1, step: 1, chunk: Object.freeze({ type: 'usage', usage }) });
+    const reply = (data: Record<string, unknown>, withUsage: boolean): void => {
+      const start = raw.length;
+      push(chunks, event('assistant/chunk', chunk));
+      if (withUsage) push(chunks, event('assistant/chunk', usageChunk));
+      const seqs = Object.freeze([...Array(raw.length - start).keys()].map((offset) => start + offset));
+      push(
+        packable,
+        event('assistant/message', Object.freeze(data), { surfaceOp: 'append', sourceEventSeqs: seqs }),
+      );
+    };
+    reply({ turn: 1, step: 1, message }, false);
+    reply({ turn: 1, step: 1, message, usage: Object.freeze({ ...usage }) }, true);
+    reply({ turn: 1, step: 1, message, usage: Object.freeze({ outputTokens: 5, inputTokens: 4 }) }, true);
+    reply({ turn: 1, step: 1, message, usage: Object.freeze({ inputTokens: 4, outputTokens: 6 }) }, true);
+    reply({ turn: 1, step: 1, message, usage }, false);
+    reply({ turn: 1, step: 1, message }, true);
+    reply({ turn: 2, step: 1, message }, false);
+    reply({ turn: 1, step: 1, message, interrupted: true, usage }, true);
+    for (const data of [
+      // Not at the front, two messages, an unfrozen list, an unknown target, nothing removed, extra members.
+      { target: 'next-turn', start: 1, inserted: Object.freeze([message]) },
+      { target: 'next-turn', start: 0, inserted: Object.freeze([message, message]) },
+      { target: 'next-turn', start: 0, inserted: [message] },
+      { target: 'later', start: 0, inserted: Object.freeze([message]) },
+      { target: 'next-step', start: 0, inserted: Object.freeze([]), removedCount: 0 },
+      { target: 'next-step', start: 0, inserted: Object.freeze([]), removedCount: 1, outcome: 'canceled' },
+      { target: 'next-step', start: 0, inserted: Object.freeze([message]), removedCount: 1 },
+    ])
+      push(kept, event('agent/inbox/spliced', splice(data)));
+    push(kept, event('user/message', message, { surfaceOp: 'replace' }));
+    push(kept, event('user/message', message));
+    push(kept, event('user/message', { ...message }, { surfaceOp: 'append' }));
+    push(chunks, event('assistant/chunk', chunk));
+    push(chunks, event('assistant/chunk', chunk));
+    // Sources with a gap, a seq too many, one too few, in another order, an unfrozen list.
+    const last = raw.length - 1;
+    for (const seqs of [[last - 1], [last - 2, last - 1, last], [last, last - 1], [last - 1, last + 1]])
+      push(
+        kept,
+        event('assistant/message', message, { surfaceOp: 'append', sourceEventSeqs: Object.freeze(seqs) }),
+      );
+    push(kept, event('assistant/message', message, { surfaceOp: 'append', sourceEventSeqs: [] }));
+    for (const made of packable) {
+      expect(raw.at(made.seq)).toStrictEqual(made);
+      expect(raw.at(made.seq)).not.toBe(made);
+      expect(deepFrozen(raw.at(made.seq))).toBe(true);
+      expect(raw.typeAt(made.seq)).toBe(made.type);
+    }
+    for (const made of kept) expect(raw.at(made.seq)).toBe(made);
+    for (const made of chunks) expect(raw.at(made.seq)).toStrictEqual(made);
   });
 });
