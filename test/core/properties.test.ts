@@ -138,7 +138,7 @@ function checkInvariants(
 }
 
 describe('properties over random interleavings of sends, cancels and tool completion orders', () => {
-  it('keeps every invariant of the log', async () => {
+  it('keeps every invariant of the log, and reads back every event as committed', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(action, { minLength: 1, maxLength: 14 }),
@@ -154,6 +154,10 @@ describe('properties over random interleavings of sends, cancels and tool comple
           harness.hooks.on('agent/request-error', ({ previousFailures }) =>
             previousFailures.length < 2 ? { kind: 'retry' } : undefined,
           );
+          const published: AnySessionEvent[] = [];
+          harness.hooks.on('session/event', ({ event }) => {
+            published.push(event);
+          });
           const agent = await harness.createAgent({ provider: 'scripted', model: 'm' });
           const sent: UserMessage[] = [];
           let counter = 0;
@@ -178,6 +182,9 @@ describe('properties over random interleavings of sends, cancels and tool comple
             [...agent.inbox.list('next-turn'), ...agent.inbox.list('next-step')].map((m) => m.id),
           );
           checkInvariants(agent.session.events, sent, pending);
+          // The log reads back exactly what was committed, however it stores each event.
+          expect(agent.session.events).toStrictEqual(published);
+          expect(JSON.stringify(agent.session.events)).toBe(JSON.stringify(published));
         },
       ),
       { numRuns: 80 },
