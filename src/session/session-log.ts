@@ -16,6 +16,7 @@ import {
   textDeltaEntry,
   typeOfKind,
   usageEntry,
+  userMessageEntry,
 } from './packed-event.ts';
 import type { AnySessionEvent } from './session-event.ts';
 
@@ -27,6 +28,8 @@ export interface ReadonlySessionLog extends Iterable<AnySessionEvent> {
   at(seq: number): AnySessionEvent | undefined;
   /** The type of the event with this seq without building the event, or undefined. */
   typeAt(seq: number): string | undefined;
+  /** The data of the event with this seq, without building the rest of the event, or undefined. */
+  dataAt(seq: number): unknown;
   /** The events from `start` up to but excluding `end` as a fresh array (negative counts from the end). */
   slice(start?: number, end?: number): AnySessionEvent[];
 }
@@ -183,6 +186,21 @@ export class SessionLog implements ReadonlySessionLog {
     return typeOfKind[meta % kindRange];
   }
 
+  /** The data of the event with this seq, without building the rest of the event, or undefined. */
+  dataAt(seq: number): unknown {
+    const position = this.#positionOf(seq);
+    if (position < 0) return undefined;
+    const page = position >>> pageBits;
+    const slot = position & pageMask;
+    const entry = this.#entries[page]![slot];
+    const meta = this.#meta[page]![slot]!;
+    if (meta < 0) return (entry as AnySessionEvent).data;
+    const kind = meta % kindRange;
+    if (kind === userMessageEntry || kind === assistantMessageEntry) return entry;
+    if (kind === assistantReplyEntry) return this.#replyData(position, this.#sourceStartOf(position), entry);
+    return this.#rebuild(position, kind, entry, (meta - kind) / kindRange).data;
+  }
+
   /** The events from `start` up to but excluding `end` as a fresh array (negative counts from the end). */
   slice(start = 0, end = this.#length): AnySessionEvent[] {
     const length = this.#length;
@@ -215,20 +233,11 @@ export class SessionLog implements ReadonlySessionLog {
   }
 
   #rebuildAssistantMessage(seq: number, kind: number, entry: unknown, time: number): AnySessionEvent {
-    const start = this.#messageSourceStarts[lastAtOrBefore(this.#messageSeqs, seq)]!;
+    const start = this.#sourceStartOf(seq);
     const sources = new Array<number>(seq - start);
     for (let position = 0; position < sources.length; position++) sources[position] = start + position;
     const sourceEventSeqs = Object.freeze(sources);
-    let data = entry;
-    if (kind === assistantReplyEntry) {
-      const run = this.#runOf(seq - 1);
-      const turn = this.#runTurns[run]!;
-      const step = this.#runSteps[run]!;
-      const usage = this.#lastUsage(start, seq);
-      data = Object.freeze(
-        usage === undefined ? { turn, step, message: entry } : { turn, step, message: entry, usage },
-      );
-    }
+    const data = kind === assistantReplyEntry ? this.#replyData(seq, start, entry) : entry;
     return Object.freeze({
       type: 'assistant/message',
       seq,
@@ -237,6 +246,20 @@ export class SessionLog implements ReadonlySessionLog {
       surfaceOp: 'append',
       sourceEventSeqs,
     });
+  }
+
+  /** The first source of a packed assistant message. */
+  #sourceStartOf(seq: number): number {
+    return this.#messageSourceStarts[lastAtOrBefore(this.#messageSeqs, seq)]!;
+  }
+
+  /** A packed reply's data: turn and step of its chunk run, its message, the run's last usage if any. */
+  #replyData(seq: number, start: number, message: unknown): unknown {
+    const run = this.#runOf(seq - 1);
+    const turn = this.#runTurns[run]!;
+    const step = this.#runSteps[run]!;
+    const usage = this.#lastUsage(start, seq);
+    return Object.freeze(usage === undefined ? { turn, step, message } : { turn, step, message, usage });
   }
 
   /**

@@ -117,9 +117,11 @@ export class Surface {
       this.#derivedGeneration = this.#generation;
     }
     for (; this.#derivedNodes < this.#nodes.length; this.#derivedNodes++) {
-      const event = this.#log.at(this.#nodes[this.#derivedNodes]!);
-      if (event === undefined) continue;
-      const message = modelVisibleMessage(event);
+      const seq = this.#nodes[this.#derivedNodes]!;
+      // Type and data only: a message event is not rebuilt whole (its sources can be long).
+      const type = this.#log.typeAt(seq);
+      if (type === undefined) continue;
+      const message = visibleMessageOf(type, this.#log.dataAt(seq));
       if (message !== undefined) this.#derived.push(message);
     }
     this.#snapshot = Object.freeze(this.#derived.slice());
@@ -142,15 +144,19 @@ export class Surface {
 
 /** The message a surface event shows the model: none for non-message events and empty assistant anchors. */
 export function modelVisibleMessage(event: AnySessionEvent): Message | undefined {
-  switch (event.type) {
+  return visibleMessageOf(event.type, event.data);
+}
+
+function visibleMessageOf(type: string, data: unknown): Message | undefined {
+  switch (type) {
     case 'user/message':
-      return event.data as Message;
+      return data as Message;
     case 'assistant/message': {
-      const message = (event.data as { message: Message }).message;
+      const message = (data as { message: Message }).message;
       return message.content.length === 0 ? undefined : message;
     }
     case 'tool/result':
-      return (event.data as { message: Message }).message;
+      return (data as { message: Message }).message;
     default:
       return undefined;
   }

@@ -280,6 +280,7 @@ describe('session log: packed messages and inbox splices', () => {
       expect(JSON.stringify(read)).toBe(JSON.stringify(event));
       expect(deepFrozen(read)).toBe(true);
       expect(log.typeAt(event.seq)).toBe(event.type);
+      expect(log.dataAt(event.seq)).toStrictEqual(event.data);
       if (read !== event) rebuiltTypes.add(event.type);
       // A rebuilt message event shares the committed message itself, and a block end the message's block.
       if (event.type === 'user/message') expect(read.data).toBe(event.data);
@@ -387,8 +388,13 @@ describe('session log: packed messages and inbox splices', () => {
       expect(raw.at(made.seq)).not.toBe(made);
       expect(deepFrozen(raw.at(made.seq))).toBe(true);
       expect(raw.typeAt(made.seq)).toBe(made.type);
+      expect(raw.dataAt(made.seq)).toStrictEqual(made.data);
     }
-    for (const made of kept) expect(raw.at(made.seq)).toBe(made);
+    for (const made of kept) {
+      expect(raw.at(made.seq)).toBe(made);
+      expect(raw.dataAt(made.seq)).toBe(made.data);
+    }
+    expect(raw.dataAt(raw.length)).toBeUndefined();
     for (const made of chunks) expect(raw.at(made.seq)).toStrictEqual(made);
   });
 });
