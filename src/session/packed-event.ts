@@ -126,10 +126,7 @@ export function packedKindOf(event: AnySessionEvent, bare: boolean): number {
     case 'turn/start':
       return hasExactKeys(data, turnKeys) ? turnStartEntry : eventEntry;
     case 'turn/end': {
-      const reason = data.reason as { kind?: unknown } | undefined;
-      if (!hasExactKeys(data, turnEndKeys) || !hasExactKeys(reason, reasonKeys) || !Object.isFrozen(reason))
-        return eventEntry;
-      const index = turnEndKinds.indexOf(reason!.kind as (typeof turnEndKinds)[number]);
+      const index = hasExactKeys(data, turnEndKeys) ? simpleKindIndex(data.reason, turnEndKinds) : -1;
       return index < 0 ? eventEntry : turnEndEntry + index;
     }
     default: {
@@ -255,10 +252,7 @@ function chunkKindOf(data: unknown): number {
     case 'usage':
       return hasExactKeys(chunk, usageKeys) && isFrozenObject(fields.usage) ? usageEntry : chunkEntry;
     case 'finish': {
-      const reason = fields.reason as { kind?: unknown } | undefined;
-      if (!hasExactKeys(chunk, finishKeys) || !hasExactKeys(reason, reasonKeys) || !Object.isFrozen(reason))
-        return chunkEntry;
-      const position = finishKinds.indexOf(reason!.kind as (typeof finishKinds)[number]);
+      const position = hasExactKeys(chunk, finishKeys) ? simpleKindIndex(fields.reason, finishKinds) : -1;
       return position < 0 ? chunkEntry : finishEntry + position;
     }
     case 'block-start': {
@@ -296,6 +290,12 @@ function spliceKindOf(data: unknown): number {
   if (!hasExactKeys(data, claimKeys) || inserted.length !== 0 || !isBlockIndex(removedCount))
     return eventEntry;
   return (removedCount as number) > 0 ? spliceClaimEntry + targetIndex : eventEntry;
+}
+
+/** The index in `kinds` of a frozen reason that is only `{ kind }`, or -1. */
+function simpleKindIndex(reason: unknown, kinds: readonly string[]): number {
+  if (!hasExactKeys(reason, reasonKeys) || !Object.isFrozen(reason)) return -1;
+  return kinds.indexOf((reason as { kind: unknown }).kind as string);
 }
 
 /** True for a block index a packed entry can hold (a small non-negative integer). */

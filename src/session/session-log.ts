@@ -190,15 +190,11 @@ export class SessionLog implements ReadonlySessionLog {
   dataAt(seq: number): unknown {
     const position = this.#positionOf(seq);
     if (position < 0) return undefined;
-    const page = position >>> pageBits;
-    const slot = position & pageMask;
-    const entry = this.#entries[page]![slot];
-    const meta = this.#meta[page]![slot]!;
-    if (meta < 0) return (entry as AnySessionEvent).data;
-    const kind = meta % kindRange;
-    if (kind === userMessageEntry || kind === assistantMessageEntry) return entry;
-    if (kind === assistantReplyEntry) return this.#replyData(position, this.#sourceStartOf(position), entry);
-    return this.#rebuild(position, kind, entry, (meta - kind) / kindRange).data;
+    const kind = this.#kindAt(position);
+    if (kind === userMessageEntry || kind === assistantMessageEntry) return this.#entryAt(position);
+    if (kind === assistantReplyEntry)
+      return this.#replyData(position, this.#sourceStartOf(position), this.#entryAt(position));
+    return this.at(position)!.data;
   }
 
   /** The events from `start` up to but excluding `end` as a fresh array (negative counts from the end). */
