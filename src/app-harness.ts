@@ -104,6 +104,9 @@ export class ReinHarness extends Harness {
   readonly usingDemo: boolean;
   /** What the user should be told about this composition (one sentence each). */
   readonly notices: readonly string[];
+  readonly #env: Readonly<Record<string, string | undefined>>;
+  // Providers that do not come from the configuration (the demo, extra adapters): never reloaded.
+  readonly #localProviders: ReadonlySet<string>;
 
   constructor(
     options: ConstructorParameters<typeof Harness>[0] & {
@@ -112,6 +115,8 @@ export class ReinHarness extends Harness {
       approvalMode: PermissionMode;
       usingDemo: boolean;
       notices: readonly string[];
+      env: Readonly<Record<string, string | undefined>>;
+      localProviders: readonly string[];
     },
   ) {
     super(options);
@@ -120,6 +125,26 @@ export class ReinHarness extends Harness {
     this.approvalMode = options.approvalMode;
     this.usingDemo = options.usingDemo;
     this.notices = options.notices;
+    this.#env = options.env;
+    this.#localProviders = new Set(options.localProviders);
+  }
+
+  /**
+   * Reads the configuration and the environment again and registers every callable configured
+   * provider afresh, so a key saved meanwhile (the Web UI's settings, `rein config set-key`) serves the
+   * next request without a restart; requests already streaming finish on the adapter they started
+   * with. Returns the configured providers now registered.
+   */
+  async reloadProviders(): Promise<string[]> {
+    const config = await loadReinConfig(this.home);
+    const { providers } = createConfiguredProviders({ env: this.#env, config });
+    const registered: string[] = [];
+    for (const adapter of providers) {
+      if (this.#localProviders.has(adapter.provider)) continue;
+      this.llm.register(adapter, { replace: true });
+      registered.push(adapter.provider);
+    }
+    return registered;
   }
 
   /** The default route, which always exists for the app harness. */
@@ -255,6 +280,8 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     approvalMode,
     usingDemo,
     notices,
+    env,
+    localProviders: [demo.provider, ...extra.map((adapter) => adapter.provider)],
     ...(options.maxParallelToolCalls !== undefined
       ? { maxParallelToolCalls: options.maxParallelToolCalls }
       : {}),

@@ -1,3 +1,4 @@
+import type { ReinHarness } from '../index.ts';
 import { compactSession, createReinHarness, permissionModes, providerKeySettings } from '../index.ts';
 import type { ServerSettings } from '../server/index.ts';
 import { buildWeb, startReinServer } from '../server/index.ts';
@@ -36,7 +37,7 @@ export async function webCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
       home: harness.home,
       ...(port !== undefined ? { port } : {}),
       compact: (agent) => compactSession(harness, agent),
-      settings: webSettings(harness.home, io.env, harness.approvalMode),
+      settings: webSettings(harness, io.env),
     });
     io.stdout.write(`Rein is running at ${server.url}\n`);
     io.stderr.write("Open the URL in your browser (it carries this launch's token). Press Ctrl-C to stop.\n");
@@ -57,14 +58,26 @@ export async function webCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
   }
 }
 
-/** The settings panel: provider keys through the config module (never sent back), and the approval mode. */
-function webSettings(home: string, env: CliIo['env'], approvalMode: string): ServerSettings {
-  const keys = providerKeySettings(home, env);
+/**
+ * The settings panel: provider keys through the config module (never sent back), applied to the running
+ * harness as soon as they are saved; and the approval mode.
+ */
+function webSettings(harness: ReinHarness, env: CliIo['env']): ServerSettings {
+  const keys = providerKeySettings(harness.home, env);
   return {
     async describe() {
-      return { ...(await keys.describe()), approvalMode, approvalModes: [...permissionModes] };
+      const described = await keys.describe();
+      return {
+        ...described,
+        help: `${described.help} A saved key is used from the next request on, without a restart.`,
+        approvalMode: harness.approvalMode,
+        approvalModes: [...permissionModes],
+      };
     },
-    setProviderKey: (provider, key) => keys.setProviderKey(provider, key),
+    async setProviderKey(provider, key) {
+      await keys.setProviderKey(provider, key);
+      await harness.reloadProviders();
+    },
   };
 }
 

@@ -58,9 +58,13 @@ export class LlmService {
     hooks.declare(llmEventModes);
   }
 
-  /** Registers an adapter under its provider id, replacing none; returns a disposer. */
-  register(adapter: LlmAdapter): Disposer {
-    if (this.#adapters.has(adapter.provider)) {
+  /**
+   * Registers an adapter under its provider id; returns a disposer. An id already registered throws,
+   * unless `replace` is set: then the new adapter serves every later request (streams already open
+   * keep the adapter they started with).
+   */
+  register(adapter: LlmAdapter, options: { replace?: boolean } = {}): Disposer {
+    if (options.replace !== true && this.#adapters.has(adapter.provider)) {
       throw new LlmError({
         code: 'INVALID_REQUEST',
         message: `provider '${adapter.provider}' is already registered`,

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 import type { Sandbox } from './rein-process.ts';
 import { parseJsonLines, runRein, sandbox, startRein, waitForOutput } from './rein-process.ts';
 
@@ -37,6 +38,62 @@ describe('rein web', () => {
     const finished = await result;
     expect(finished.code).toBe(0);
     expect(finished.stderr).toContain('offline demo model');
+  }, 180_000);
+});
+
+describe('rein web settings', () => {
+  it('applies a provider key saved in the settings to the running server: the next request carries it', async () => {
+    const secret = 'sk-saved-in-the-web-ui-5a4b';
+    const vendor = await startFakeOpenAIServer([{ text: ['Hello ', 'with the saved key.'] }]);
+    // A home of its own: the saved key makes DeepSeek the default route of every later run there.
+    const env = { ...box.env, REIN_HOME: join(box.root, 'settings-home'), DEEPSEEK_BASE_URL: vendor.url };
+    const { child, result } = startRein(['web', '--port', '0'], { cwd: box.workspace, env });
+    try {
+      const printed = await waitForOutput(
+        child,
+        'stdout',
+        (text) => /Rein is running at \S+\n/.test(text),
+        120_000,
+      );
+      const url = new URL(/Rein is running at (\S+)\n/.exec(printed)![1]!);
+      const token = url.searchParams.get('token')!;
+      const api = async (method: string, path: string, body?: unknown): Promise<Response> =>
+        fetch(new URL(path, url), {
+          method,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        });
+      const route = { provider: 'deepseek', model: 'deepseek-chat', cwd: box.workspace };
+      // Without a key DeepSeek is not callable.
+      const refused = await api('POST', '/api/sessions', route);
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('NO_ADAPTER');
+
+      const saved = await api('PUT', '/api/settings/keys/deepseek', { key: secret });
+      expect(saved.status).toBe(200);
+      const settings = (await saved.json()) as {
+        providers: { provider: string; configured: boolean }[];
+        help: string;
+      };
+      expect(settings.providers.find((entry) => entry.provider === 'deepseek')?.configured).toBe(true);
+      expect(settings.help).toContain('without a restart');
+      expect(JSON.stringify(settings)).not.toContain(secret);
+
+      const created = await api('POST', '/api/sessions', route);
+      expect(created.status).toBe(201);
+      const { id } = (await created.json()) as { id: string };
+      expect((await api('POST', `/api/sessions/${id}/messages`, { text: 'hello' })).status).toBe(202);
+      const deadline = Date.now() + 60_000;
+      while (vendor.requests.length === 0 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(vendor.requests).toHaveLength(1);
+      expect(vendor.requests[0]!.headers.authorization).toBe(`Bearer ${secret}`);
+      expect((vendor.requests[0]!.body as { model: string }).model).toBe('deepseek-chat');
+    } finally {
+      child.kill('SIGINT');
+      await result;
+      await vendor.close();
+    }
   }, 180_000);
 });
 

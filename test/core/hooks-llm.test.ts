@@ -354,4 +354,23 @@ describe('llm service', () => {
     expect(served.at(-1)).toEqual({ type: 'finish', reason: { kind: 'stop' } });
     expect(() => llm.register(new ScriptedProvider())).toThrowError(/already registered/);
   });
+
+  it('replaces a registered adapter on request: later requests use the new one, a prepared route too', async () => {
+    const hooks = new HookBus();
+    const llm = new LlmService(hooks);
+    llm.register(new ScriptedProvider({ responses: [{ text: 'old' }] }));
+    const config = Object.freeze({ provider: 'scripted', model: 'm' });
+    const before = llm.prepare(config);
+    const replacement = new ScriptedProvider({ responses: [{ text: 'new' }] });
+    const dispose = llm.register(replacement, { replace: true });
+    expect(llm.adapter('scripted')).toBe(replacement);
+    expect(llm.prepare(config)).not.toBe(before);
+    const signal = new AbortController().signal;
+    const texts: string[] = [];
+    for await (const chunk of await llm.stream({ ...config, messages: [] }, { signal }))
+      if (chunk.type === 'text-delta') texts.push(chunk.text);
+    expect(texts.join('')).toBe('new');
+    dispose();
+    expect(llm.providers()).toEqual([]);
+  });
 });
