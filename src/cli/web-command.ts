@@ -1,12 +1,11 @@
-import type { ReinHarness } from '../index.ts';
-import { compactSession, createReinHarness, permissionModes, providerKeySettings } from '../index.ts';
-import type { ServerSettings } from '../server/index.ts';
+import { compactSession, createReinHarness } from '../index.ts';
 import { buildWeb, startReinServer } from '../server/index.ts';
 import { exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import type { ParsedCommand } from './command-line.ts';
 import { stringOption } from './command-line.ts';
 import { approvalModeOption, checkModel, resolveWorkspace } from './run-command.ts';
+import { webSettings } from './web-settings.ts';
 
 /** `rein web` (and bare `rein`): starts the local Web UI server, prints its URL, runs until Ctrl-C. */
 export async function webCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
@@ -56,29 +55,6 @@ export async function webCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
   } finally {
     await harness.dispose();
   }
-}
-
-/**
- * The settings panel: provider keys through the config module (never sent back), applied to the running
- * harness as soon as they are saved; and the approval mode.
- */
-function webSettings(harness: ReinHarness, env: CliIo['env']): ServerSettings {
-  const keys = providerKeySettings(harness.home, env);
-  return {
-    async describe() {
-      const described = await keys.describe();
-      return {
-        ...described,
-        help: `${described.help} A saved key is used from the next request on, without a restart.`,
-        approvalMode: harness.approvalMode,
-        approvalModes: [...permissionModes],
-      };
-    },
-    async setProviderKey(provider, key) {
-      await keys.setProviderKey(provider, key);
-      await harness.reloadProviders();
-    },
-  };
 }
 
 function portOption(text: string | undefined): number | undefined {

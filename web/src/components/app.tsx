@@ -63,9 +63,13 @@ export function App() {
     );
   }, [report]);
 
+  const refreshModels = useCallback(() => {
+    api<{ models: ModelRow[] }>('GET', '/api/models').then((answer) => setModels(answer.models), report);
+  }, [report]);
+
   useEffect(() => {
     api<Info>('GET', '/api/info').then(setInfo, report);
-    api<{ models: ModelRow[] }>('GET', '/api/models').then((answer) => setModels(answer.models), report);
+    refreshModels();
     api<{ sessions: SessionRow[] }>('GET', '/api/sessions').then((answer) => {
       setSessions(answer.sessions);
       if (sessionFromHash() === undefined && answer.sessions[0] !== undefined) open(answer.sessions[0].id);
@@ -314,7 +318,9 @@ export function App() {
           onStop={() => call('POST', '/cancel', {})}
         />
       )}
-      {showSettings && <SettingsPanel onClose={() => setShowSettings(false)} onError={report} />}
+      {showSettings && (
+        <SettingsPanel onClose={() => setShowSettings(false)} onError={report} onKeySaved={refreshModels} />
+      )}
     </div>
   );
 }

@@ -3,7 +3,12 @@ import { api } from '../api.ts';
 import type { SettingsView } from '../types.ts';
 
 /** Keys (write-only: the browser never gets one back) and the approval mode. */
-export function SettingsPanel(props: { onClose: () => void; onError: (error: unknown) => void }) {
+export function SettingsPanel(props: {
+  onClose: () => void;
+  onError: (error: unknown) => void;
+  /** Called after a key was saved: the server serves that provider's models from now on. */
+  onKeySaved: () => void;
+}) {
   const [view, setView] = useState<SettingsView | undefined>(undefined);
   const [provider, setProvider] = useState('');
   const [key, setKey] = useState('');
@@ -18,6 +23,7 @@ export function SettingsPanel(props: { onClose: () => void; onError: (error: unk
       setView(next);
       setKey('');
       setSaved(`Saved the ${name} key.`);
+      props.onKeySaved();
     }, props.onError);
   };
   const setMode = (mode: string): void => {
@@ -84,7 +90,8 @@ export function SettingsPanel(props: { onClose: () => void; onError: (error: unk
                 </button>
                 {saved !== '' && (
                   <p class="help">
-                    {saved} It is stored in Rein’s config (readable only by you) and never shown again.
+                    {saved} It is stored in Rein’s config (readable only by you), never shown again, and used
+                    from the next request on.
                   </p>
                 )}
               </div>
