@@ -242,6 +242,23 @@ describe.skipIf(scriptBin === undefined)('a reached budget on a terminal', () =>
     expect(server!.requests).toHaveLength(2);
   }, 180_000);
 
+  it('--max-turns bounds the turns a run starts: "y" raises the budget, the next turn is refused', async () => {
+    const env = await vendor([readCall, { text: 'never asked for' }]);
+    const { child, exited, output } = onTerminal(
+      ['--approve', 'yolo', '--budget-steps', '1', '--max-turns', '1', 'read the README'],
+      env,
+    );
+    await waitForOutput(child, 'stdout', (text) => text.includes(question), 120_000);
+    child.stdin!.write('y\r');
+    expect(await exited).toBe(1);
+    expect(output()).toContain('rein: error TURN_BLOCKED: the run reached --max-turns 1');
+    // The continuation turn opened and was refused before it asked the model anything.
+    expect(server!.requests).toHaveLength(1);
+    const invalid = await runRein(['run', '--max-turns', '0', 'hi'], { cwd: box.workspace, env: box.env });
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain('--max-turns');
+  }, 180_000);
+
   it('Enter alone (no) pauses: the limit and how to continue are printed, exit 4', async () => {
     const env = await vendor([readCall]);
     const { child, exited, output } = onTerminal(
