@@ -1,12 +1,20 @@
 import type { BudgetChange, BudgetRaise } from '../index.ts';
-import { activeGoal, budgetUsage, clearGoal, continueAfterBudget, raiseBudget, setGoal } from '../index.ts';
+import {
+  activeGoal,
+  budgetUsage,
+  clearGoal,
+  continueAfterBudget,
+  raiseBudget,
+  setGoal,
+  stopAfterBudget,
+} from '../index.ts';
 import type { ApiAnswer, ApiContext, Route } from './api-routes.ts';
 import { HttpError } from './http-error.ts';
 import { objectBody } from './request-body.ts';
 
 const id = '([^/]+)';
 
-/** The goals and budgets API: set or clear a session's goal; raise a reached budget and continue. */
+/** The goals and budgets API: set or clear a session's goal; raise a reached budget and continue, or stop. */
 export const goalBudgetRoutes: readonly Route[] = [
   { method: 'POST', pattern: new RegExp(`^/api/sessions/${id}/goal$`), handler: startGoal },
   { method: 'DELETE', pattern: new RegExp(`^/api/sessions/${id}/goal$`), handler: stopGoal },
@@ -15,6 +23,7 @@ export const goalBudgetRoutes: readonly Route[] = [
     pattern: new RegExp(`^/api/sessions/${id}/budget/continue$`),
     handler: continueBudget,
   },
+  { method: 'POST', pattern: new RegExp(`^/api/sessions/${id}/budget/stop$`), handler: stopBudget },
 ];
 
 async function startGoal(
@@ -65,6 +74,13 @@ async function continueBudget(
   const report = raise !== undefined ? raiseBudget(agent, raise) : budgetUsage(agent);
   const message = continueAfterBudget(agent);
   return { status: 202, body: { budget: report, message, state: context.hub.state(agent.id) } };
+}
+
+async function stopBudget(context: ApiContext, [sessionId]: readonly string[]): Promise<ApiAnswer> {
+  const agent = await context.live(sessionId!);
+  // Refused (nothing written) while the agent runs, when nothing is paused, or without a budgets plugin.
+  const stopped = stopAfterBudget(agent);
+  return { body: { ...stopped, state: context.hub.state(agent.id) } };
 }
 
 function budgetRaise(value: unknown): BudgetRaise {

@@ -199,6 +199,38 @@ describe('server: goal and budget routes', () => {
     expect(f.model.requests).toHaveLength(3);
   });
 
+  it('POST /budget/stop ends the paused work durably; with nothing paused it is refused and writes nothing', async () => {
+    f = await serverFixture([write('w1'), write('w2'), { text: 'never requested' }], {
+      tools: [noteTool([])],
+    });
+    f.harness.use(budgetsPlugin({ perSession: { tokens: 200 } }));
+    const id = await newSession();
+    const path = `/api/sessions/${id}/budget/stop`;
+    const early = await f.api('POST', path, {});
+    expect(early.status).toBe(409);
+    expect(early.json).toMatchObject({ error: { code: 'NOTHING_PAUSED' } });
+    await f.api('POST', `/api/sessions/${id}/messages`, { text: 'Write two notes' });
+    await agentOf(id).whenIdle();
+    const [reached] = agentOf(id).session.eventsOfType('budget/reached');
+    expect(reached).toBeDefined();
+
+    const stopped = await f.api('POST', path, {});
+    expect(stopped.status).toBe(200);
+    expect(stopped.json).toMatchObject({ reachedSeq: reached!.seq });
+    const session = agentOf(id).session;
+    expect(session.events.at(-1)).toMatchObject({
+      type: 'budget/stopped',
+      data: { reachedSeq: reached!.seq },
+    });
+    expect(agentOf(id).inbox.size()).toBe(0);
+    const before = session.events.length;
+    const again = await f.api('POST', path, {});
+    expect(again.status).toBe(409);
+    expect(again.json).toMatchObject({ error: { code: 'NOTHING_PAUSED' } });
+    expect(session.events.length).toBe(before);
+    expect(f.model.requests).toHaveLength(2);
+  });
+
   it('answers 501 when the plugins are not installed, and 409 while the agent runs, writing nothing', async () => {
     f = await serverFixture([{ text: 'never finishes', hang: true }], { tools: [] });
     const id = await newSession();
@@ -209,6 +241,9 @@ describe('server: goal and budget routes', () => {
     const budget = await f.api('POST', `/api/sessions/${id}/budget/continue`, {});
     expect(budget.status).toBe(501);
     expect(budget.json).toMatchObject({ error: { code: 'BUDGETS_NOT_INSTALLED' } });
+    const stop = await f.api('POST', `/api/sessions/${id}/budget/stop`, {});
+    expect(stop.status).toBe(501);
+    expect(stop.json).toMatchObject({ error: { code: 'BUDGETS_NOT_INSTALLED' } });
     expect(agentOf(id).session.events.length).toBe(before);
 
     f.harness.use(budgetsPlugin({}));
@@ -218,6 +253,9 @@ describe('server: goal and budget routes', () => {
     });
     expect(busy.status).toBe(409);
     expect(busy.json).toMatchObject({ error: { code: 'AGENT_BUSY' } });
+    const busyStop = await f.api('POST', `/api/sessions/${id}/budget/stop`, {});
+    expect(busyStop.status).toBe(409);
+    expect(busyStop.json).toMatchObject({ error: { code: 'AGENT_BUSY' } });
     agentOf(id).cancel({ kind: 'user' });
     await agentOf(id).whenIdle();
     expect(agentOf(id).session.eventsOfType('budget/raised')).toEqual([]);

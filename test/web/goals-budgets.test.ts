@@ -196,7 +196,7 @@ describe.skipIf(!hasChromium)('Web UI: goals, budgets and subagents in a real br
   );
 
   it(
-    'a budget reached → "Stop" leaves the work paused: the banner goes, nothing is queued or requested',
+    'a budget reached → "Stop" ends the paused work: recorded, nothing queued or requested, gone after a reload',
     async () => {
       f = await serverFixture([write('w1'), write('w2'), { text: 'never requested' }], {
         tools: [noteTool([])],
@@ -211,9 +211,20 @@ describe.skipIf(!hasChromium)('Web UI: goals, budgets and subagents in a real br
       await agent.whenIdle();
       await banner.getByRole('button', { name: 'Stop' }).click();
       await banner.waitFor({ state: 'detached' });
+      await expect.poll(() => agent.session.eventsOfType('budget/stopped').length).toBe(1);
+      const [reached] = agent.session.eventsOfType('budget/reached');
+      expect(agent.session.eventsOfType('budget/stopped')[0]!.data).toEqual({ reachedSeq: reached!.seq });
       await expect.poll(() => agent.inbox.size()).toBe(0);
       expect(agent.status).toBe('idle');
       expect(agent.session.eventsOfType('budget/raised')).toEqual([]);
+      expect(await notices(page, 'budget/stopped')).toEqual([
+        'Stopped at the budget: the paused work was dropped.',
+      ]);
+      // The stop is in the log: a reload renders the same transcript without offering the pause again.
+      await page.reload();
+      await page.locator('[data-testid="turn-end"][data-turn-end="blocked"]').waitFor();
+      expect(await notices(page, 'budget/stopped')).toHaveLength(1);
+      expect(await page.getByTestId('budget-banner').count()).toBe(0);
       expect(agent.session.eventsOfType('turn/end').map((event) => event.data.reason)).toEqual([
         { kind: 'blocked' },
       ]);

@@ -273,6 +273,11 @@ export class Transcript {
         notice(`Budget raised${changes.length > 0 ? `: ${changes.join(', ')}` : ''}`);
         break;
       }
+      case 'budget/stopped':
+        // The paused work was ended, not resumed: the banner must not come back on a reload.
+        if (this.pausedBudget?.seq === data.reachedSeq) this.pausedBudget = undefined;
+        notice('Stopped at the budget: the paused work was dropped.');
+        break;
       default:
         break;
     }

@@ -26,7 +26,9 @@ declare module '../../session/session-event.ts' {
   interface SessionEventMap {
     'budget/reached': { turn: number; step: number; limit: BudgetLimitName; used: number; max: number };
     'budget/raised': { perTurn?: BudgetChange; perSession?: BudgetChange };
+    /** The user ended the work a budget paused (the `budget/reached` at `reachedSeq`) instead of resuming it. */
+    'budget/stopped': { reachedSeq: number };
   }
 }
 
-registerSessionEventTypes(['budget/reached', 'budget/raised']);
+registerSessionEventTypes(['budget/reached', 'budget/raised', 'budget/stopped']);

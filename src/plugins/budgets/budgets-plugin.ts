@@ -146,6 +146,36 @@ export function continueAfterBudget(agent: Agent, options: { text?: string } = {
   return agent.steer(note);
 }
 
+/**
+ * Ends work paused by a budget without resuming it: records `budget/stopped` naming the pause's
+ * `budget/reached`, then drops the input the pause kept queued (a cancellation of the idle agent).
+ * Throws `AGENT_BUSY` while the agent runs and `NOTHING_PAUSED` when no budget pauses its work.
+ */
+export function stopAfterBudget(agent: Agent): { reachedSeq: number } {
+  installationOf(agent);
+  if (agent.status === 'running') {
+    throw new HarnessError('AGENT_BUSY', `agent ${agent.id} is running; nothing is paused`);
+  }
+  const reachedSeq = pausedBudgetSeq(agent.session);
+  if (reachedSeq === undefined) {
+    throw new HarnessError('NOTHING_PAUSED', `no budget pauses the work of agent ${agent.id}`);
+  }
+  agent.session.append('budget/stopped', { reachedSeq });
+  agent.cancel({ kind: 'user' });
+  return { reachedSeq };
+}
+
+/** The seq of the `budget/reached` that pauses the session's work: one after the last turn start, not stopped. */
+function pausedBudgetSeq(session: Session): number | undefined {
+  const log = session.log;
+  for (let seq = log.length - 1; seq >= 0; seq--) {
+    const type = log.typeAt(seq);
+    if (type === 'turn/start' || type === 'budget/stopped') return undefined;
+    if (type === 'budget/reached') return seq;
+  }
+  return undefined;
+}
+
 /** The limits in force for an agent and its spending so far. */
 export function budgetUsage(agent: Agent): BudgetReport {
   return report(installationOf(agent), agent);

@@ -246,9 +246,9 @@ export function App() {
             call('POST', '/budget/continue', { raise: raiseFor(reached) });
           }}
           onStop={(reached) => {
-            // Stop drops the input the budget kept queued; the log keeps the paused turn as it was.
+            // Recorded as budget/stopped (so a reload does not offer it again); the queued input is dropped.
             setDismissedBudget(reached.seq);
-            call('POST', '/cancel', {});
+            call('POST', '/budget/stop', {});
           }}
         />
         <div class="banners">
