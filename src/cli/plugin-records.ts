@@ -40,6 +40,8 @@ export function describePluginRecord(event: AnySessionEvent): string | undefined
     }
     case 'budget/raised':
       return `◎ budget changed: ${describeRaise(event.data as BudgetRaise)}`;
+    case 'budget/stopped':
+      return '■ stopped at the budget: the paused work was dropped';
     default:
       return undefined;
   }
