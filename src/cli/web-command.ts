@@ -33,6 +33,8 @@ export async function webCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
     const server = await startReinServer({
       harness,
       cwd,
+      // The built-in tools and the approval policy are bound to this directory.
+      workspace: cwd,
       home: harness.home,
       ...(port !== undefined ? { port } : {}),
       compact: (agent) => compactSession(harness, agent),

@@ -1,4 +1,4 @@
-import { isAbsolute } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import type { Agent, ApprovalDecision, Harness, ModelInfo, SessionSummary } from '../index.ts';
 import { HarnessError, summarizeSession } from '../index.ts';
 import { goalBudgetRoutes } from './goal-budget-routes.ts';
@@ -138,6 +138,8 @@ async function createSession(
   if (provider !== undefined) requireProvider(context.harness, provider);
   const cwd = optionalString(fields, 'cwd') ?? context.options.cwd ?? process.cwd();
   if (!isAbsolute(cwd)) throw new HttpError(400, 'INVALID_REQUEST', 'cwd must be an absolute path');
+  const elsewhere = workspaceMismatch(context.options.workspace, cwd);
+  if (elsewhere !== undefined) throw elsewhere;
   const agent = await context.harness.createAgent({
     cwd,
     ...(provider !== undefined && model !== undefined ? { provider, model } : {}),
@@ -417,6 +419,23 @@ export function seqParameter(value: string | null | undefined): number {
     throw new HttpError(400, 'INVALID_REQUEST', `'${value}' is not a log position`);
   }
   return parsed;
+}
+
+/**
+ * The refusal for a session working in `cwd` on a server whose tools are bound to `workspace`, or
+ * undefined when they agree (or the server binds none).
+ */
+export function workspaceMismatch(
+  workspace: string | undefined,
+  cwd: string | undefined,
+): HttpError | undefined {
+  if (workspace === undefined || cwd === undefined || resolve(cwd) === resolve(workspace)) return undefined;
+  return new HttpError(
+    409,
+    'WORKSPACE_MISMATCH',
+    `the session works in ${resolve(cwd)}, but this server's tools work in ${resolve(workspace)}; ` +
+      `start \`rein web --cwd ${resolve(cwd)}\` to continue it there`,
+  );
 }
 
 /** Wraps a harness failure that means "this session is held elsewhere" in a clearer message. */

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Agent } from '../index.ts';
 import { HarnessError } from '../index.ts';
-import { apiRoutes, explainResumeFailure, seqParameter } from './api-routes.ts';
+import { apiRoutes, explainResumeFailure, seqParameter, workspaceMismatch } from './api-routes.ts';
 import type { ApiContext } from './api-routes.ts';
 import { webPaths } from './build-web.ts';
 import { HttpError, describeFailure } from './http-error.ts';
@@ -69,6 +69,16 @@ export async function startReinServer(options: ReinServerOptions): Promise<ReinS
           .resumeAgent(sessionId)
           .catch((error: unknown) => {
             throw explainResumeFailure(sessionId, error);
+          })
+          .then(async (agent) => {
+            const elsewhere = workspaceMismatch(
+              options.workspace,
+              agent.options.cwd ?? agent.session.header.cwd,
+            );
+            if (elsewhere === undefined) return agent;
+            // Its tools would work in the wrong tree: let go of it (and its write lock) at once.
+            await agent.dispose();
+            throw elsewhere;
           })
           .finally(() => resuming.delete(sessionId));
         resuming.set(sessionId, pending);

@@ -53,6 +53,12 @@ export interface ReinServerOptions {
   signal?: AbortSignal;
   /** The working directory new sessions get when the browser names none. */
   cwd?: string;
+  /**
+   * The one directory the harness's tools work in, when they are bound to one (the app preset's built-in
+   * tools and approval policy are): a session working elsewhere is then refused with
+   * `WORKSPACE_MISMATCH` (409) when it would be created, resumed or sent to here; it stays readable.
+   */
+  workspace?: string;
   settings?: ServerSettings;
   compact?: CompactSession;
   /** Live events a slow browser may owe before they collapse into a resync (default 512). */

@@ -205,4 +205,39 @@ describe('server JSON API', () => {
     expect(typesOf(holder)).not.toContain('user/message');
     await other.dispose();
   });
+
+  it('a server bound to one workspace refuses sessions working elsewhere with WORKSPACE_MISMATCH; they stay readable', async () => {
+    const workspace = '/srv/project-a';
+    f = await serverFixture([{ text: 'hi' }], { server: { workspace, cwd: workspace } });
+    const elsewhere = await f.api('POST', '/api/sessions', { cwd: '/srv/project-b' });
+    expect(elsewhere.status).toBe(409);
+    expect(elsewhere.json).toMatchObject({
+      error: {
+        code: 'WORKSPACE_MISMATCH',
+        message: expect.stringContaining('start `rein web --cwd /srv/project-b` to continue it there'),
+      },
+    });
+    expect(f.harness.agents.list()).toEqual([]);
+    expect((await f.api('POST', '/api/sessions', { cwd: '/srv/project-a/' })).status).toBe(201);
+
+    // A stored session from another directory: readable, but not resumed or sent to here.
+    const stored = await f.harness.createAgent({ cwd: '/srv/project-b' });
+    const id = stored.id;
+    await stored.dispose();
+    const length = (await f.harness.store.read(id)).events.length;
+    for (const [method, path, body] of [
+      ['POST', `/api/sessions/${id}/messages`, { text: 'hello?' }],
+      ['POST', `/api/sessions/${id}/resume`, {}],
+    ] as const) {
+      const answer = await f.api(method, path, body);
+      expect(answer.status, path).toBe(409);
+      expect(answer.json).toMatchObject({ error: { code: 'WORKSPACE_MISMATCH' } });
+    }
+    expect(f.harness.agents.get(id)).toBeUndefined();
+    expect((await f.harness.store.read(id)).events.length).toBe(length);
+    expect((await f.api('GET', `/api/sessions/${id}/events`)).status).toBe(200);
+    // Let go at once: the session can be opened for writing again.
+    const reopened = await f.harness.resumeAgent(id);
+    await reopened.dispose();
+  });
 });
