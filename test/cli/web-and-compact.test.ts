@@ -15,16 +15,21 @@ beforeAll(() => {
 
 afterAll(() => box.cleanup());
 
+/** Starts `rein web` on a free port in the sandbox's workspace and waits for the URL it prints. */
+async function startWeb(env: Record<string, string>): Promise<ReturnType<typeof startRein> & { url: URL }> {
+  const started = startRein(['web', '--port', '0'], { cwd: box.workspace, env });
+  const printed = await waitForOutput(
+    started.child,
+    'stdout',
+    (text) => /Rein is running at \S+\n/.test(text),
+    120_000,
+  );
+  return { ...started, url: new URL(/Rein is running at (\S+)\n/.exec(printed)![1]!) };
+}
+
 describe('rein web', () => {
   it('starts the server on loopback, prints its URL with the token, serves the API, and stops on Ctrl-C', async () => {
-    const { child, result } = startRein(['web', '--port', '0'], { cwd: box.workspace, env: box.env });
-    const printed = await waitForOutput(
-      child,
-      'stdout',
-      (text) => /Rein is running at \S+\n/.test(text),
-      120_000,
-    );
-    const url = new URL(/Rein is running at (\S+)\n/.exec(printed)![1]!);
+    const { child, result, url } = await startWeb(box.env);
     expect(url.hostname).toBe('127.0.0.1');
     const token = url.searchParams.get('token')!;
     expect(token.length).toBeGreaterThanOrEqual(16);
@@ -47,15 +52,8 @@ describe('rein web settings', () => {
     const vendor = await startFakeOpenAIServer([{ text: ['Hello ', 'with the saved key.'] }]);
     // A home of its own: the saved key makes DeepSeek the default route of every later run there.
     const env = { ...box.env, REIN_HOME: join(box.root, 'settings-home'), DEEPSEEK_BASE_URL: vendor.url };
-    const { child, result } = startRein(['web', '--port', '0'], { cwd: box.workspace, env });
+    const { child, result, url } = await startWeb(env);
     try {
-      const printed = await waitForOutput(
-        child,
-        'stdout',
-        (text) => /Rein is running at \S+\n/.test(text),
-        120_000,
-      );
-      const url = new URL(/Rein is running at (\S+)\n/.exec(printed)![1]!);
       const token = url.searchParams.get('token')!;
       const api = async (method: string, path: string, body?: unknown): Promise<Response> =>
         fetch(new URL(path, url), {
