@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { constants, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { link, open, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { open } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { CheckpointReason, SessionPersistence } from '../session.ts';
 import type { AnySessionEvent } from '../session-event.ts';
+import { linkIntoPlace } from './link-into-place.ts';
 import { encodeEventLine } from './session-log-format.ts';
 import { ioError } from './session-io-error.ts';
 
@@ -69,24 +69,8 @@ export class SessionFileWriter implements SessionPersistence {
    */
   async create(initial: string, initialEvents: number): Promise<void> {
     await this.#run(async () => {
-      const directory = dirname(this.path);
-      const temporary = join(directory, `.${basename(this.path)}.${randomUUID()}.tmp`);
-      try {
-        const staging = await open(temporary, 'wx', 0o600);
-        try {
-          await staging.chmod(0o600);
-          await writeAll(staging, Buffer.from(initial, 'utf8'));
-          await staging.datasync();
-        } finally {
-          await staging.close();
-        }
-        await link(temporary, this.path);
-      } finally {
-        await unlink(temporary).catch(() => {
-          // Never created, or already gone: nothing to clean up.
-        });
-      }
-      await syncDirectory(directory);
+      await linkIntoPlace(this.path, initial, { sync: true });
+      await syncDirectory(dirname(this.path));
       this.#handle = await open(this.path, constants.O_WRONLY | constants.O_APPEND);
       this.#writtenEvents = initialEvents;
       this.#syncedEvents = initialEvents;
@@ -251,14 +235,6 @@ export class SessionFileWriter implements SessionPersistence {
     const fd = this.#handle!.fd;
     let offset = 0;
     while (offset < buffer.length) offset += writeSync(fd, buffer, offset, buffer.length - offset);
-  }
-}
-
-async function writeAll(handle: FileHandle, buffer: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < buffer.length) {
-    const { bytesWritten } = await handle.write(buffer, offset, buffer.length - offset);
-    offset += bytesWritten;
   }
 }
 

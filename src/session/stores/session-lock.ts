@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, unlinkSync } from 'node:fs';
-import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { SessionError } from '../session-error.ts';
+import { linkIntoPlace } from './link-into-place.ts';
 import { ioError, isCode } from './session-io-error.ts';
 
 /** Who holds a session's write lock, as recorded in its lock file. */
@@ -155,25 +156,14 @@ async function unlinkIfUnchanged(path: string, expected: string): Promise<void> 
 }
 
 async function createExclusive(path: string, text: string): Promise<boolean> {
-  // Written whole under a private name, then linked into place: link fails when the path exists, and a
-  // reader never sees the lock file without its holder (an O_EXCL create would show it empty a moment).
-  const draft = `${path}.${randomUUID()}.draft`;
   try {
-    // Not synced: after a machine crash every recorded holder is dead, so the lock is stale either way.
-    await writeFile(draft, text, { encoding: 'utf8', mode: 0o600, flag: 'wx' });
-  } catch (error) {
-    throw ioError(draft, error);
-  }
-  try {
-    await link(draft, path);
+    // Linked into place whole: a reader never sees the lock without its holder (an O_EXCL create would
+    // show it empty for a moment). Not synced: after a machine crash every recorded holder is dead.
+    await linkIntoPlace(path, text);
     return true;
   } catch (error) {
     if (isCode(error, 'EEXIST')) return false;
     throw ioError(path, error);
-  } finally {
-    await unlink(draft).catch((error: unknown) => {
-      if (!isCode(error, 'ENOENT')) throw ioError(draft, error);
-    });
   }
 }
 
