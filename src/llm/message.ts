@@ -77,13 +77,13 @@ export interface ToolResultMessage extends Message {
   readonly source: { kind: 'tool'; callId: string };
 }
 
-// A snapshot, so every message that carries it shares it instead of holding a copy.
-const userSource: MessageSource = snapshotJson({ kind: 'user' });
+/** The source of a message the user typed, as one shared snapshot (messages share it, not copies). */
+export const userMessageSource: MessageSource = snapshotJson({ kind: 'user' });
 
 /** Creates a frozen user message from text or blocks; throws when the content is not lossless JSON. */
 export function createUserMessage(
   content: string | readonly ContentBlock[],
-  source: MessageSource = userSource,
+  source: MessageSource = userMessageSource,
   id: string = randomId(),
 ): UserMessage {
   const blocks = typeof content === 'string' ? [{ type: 'text' as const, text: content }] : content;

@@ -10,7 +10,14 @@ import type {
 } from '../agent/index.ts';
 import { Inbox } from '../agent/index.ts';
 import type { LlmFailure, MessageSource, UserMessage } from '../llm/index.ts';
-import { HarnessError, LlmError, createUserMessage, snapshotJson, toFailure } from '../llm/index.ts';
+import {
+  HarnessError,
+  LlmError,
+  createUserMessage,
+  snapshotJson,
+  toFailure,
+  userMessageSource,
+} from '../llm/index.ts';
 import type { Session, TurnEndReason } from '../session/index.ts';
 import { AgentAbortedError, isCancelCause, throwIfAborted } from './agent-aborted-error.ts';
 import { StepRunner } from './step-runner.ts';
@@ -392,12 +399,11 @@ function isDisposedAbort(signal: AbortSignal): boolean {
 }
 
 // Snapshots, so every message that carries one shares it instead of holding a copy.
-const userSource: MessageSource = snapshotJson({ kind: 'user' });
 const steerSource: MessageSource = snapshotJson({ kind: 'steer' });
 const injectSource: MessageSource = snapshotJson({ kind: 'inject' });
 
 function defaultSource(target: InboxTarget, wakeup: boolean): MessageSource {
-  if (target === 'next-turn') return userSource;
+  if (target === 'next-turn') return userMessageSource;
   return wakeup ? steerSource : injectSource;
 }
 
