@@ -56,6 +56,13 @@ export async function startReinServer(options: ReinServerOptions): Promise<ReinS
     ...(options.approverGraceMs !== undefined ? { approverGraceMs: options.approverGraceMs } : {}),
   });
   const resuming = new Map<string, Promise<Agent>>();
+  // Checked before the session is opened, so a refused session is neither locked nor repaired here.
+  const assertWorkspace = async (sessionId: string): Promise<void> => {
+    if (options.workspace === undefined) return;
+    const { header } = await harness.store.read(sessionId);
+    const elsewhere = workspaceMismatch(options.workspace, header.cwd);
+    if (elsewhere !== undefined) throw elsewhere;
+  };
   const context: ApiContext = {
     harness,
     hub,
@@ -65,20 +72,10 @@ export async function startReinServer(options: ReinServerOptions): Promise<ReinS
       if (agent !== undefined) return Promise.resolve(agent);
       let pending = resuming.get(sessionId);
       if (pending === undefined) {
-        pending = harness
-          .resumeAgent(sessionId)
+        pending = assertWorkspace(sessionId)
+          .then(() => harness.resumeAgent(sessionId))
           .catch((error: unknown) => {
             throw explainResumeFailure(sessionId, error);
-          })
-          .then(async (agent) => {
-            const elsewhere = workspaceMismatch(
-              options.workspace,
-              agent.options.cwd ?? agent.session.header.cwd,
-            );
-            if (elsewhere === undefined) return agent;
-            // Its tools would work in the wrong tree: let go of it (and its write lock) at once.
-            await agent.dispose();
-            throw elsewhere;
           })
           .finally(() => resuming.delete(sessionId));
         resuming.set(sessionId, pending);

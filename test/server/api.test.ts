@@ -236,7 +236,7 @@ describe('server JSON API', () => {
     expect(f.harness.agents.get(id)).toBeUndefined();
     expect((await f.harness.store.read(id)).events.length).toBe(length);
     expect((await f.api('GET', `/api/sessions/${id}/events`)).status).toBe(200);
-    // Let go at once: the session can be opened for writing again.
+    // Never opened here: the session can be opened for writing elsewhere.
     const reopened = await f.harness.resumeAgent(id);
     await reopened.dispose();
   });
