@@ -22,7 +22,7 @@ import {
   createToolResultMessage,
   createUserMessage,
   defineTool,
-} from '../src/index.ts';
+} from '../src/internal.ts';
 
 function option(name: string, fallback: number): number {
   const value = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);

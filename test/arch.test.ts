@@ -20,9 +20,10 @@ const allowed: Record<string, readonly string[]> = {
   testing: ['providers', 'llm', 'session', 'hooks'],
 };
 
-// Front ends see only the public SDK barrels (and the CLI may start the server: `rein web`).
+// Front ends see only the SDK barrels: the public ones, and the internal one that the package never exports
+// (and the CLI may start the server: `rein web`).
 const publicOnly = new Set(['cli', 'server']);
-const publicBarrels = new Set(['index.ts', 'testing/index.ts']);
+const publicBarrels = new Set(['index.ts', 'testing/index.ts', 'internal.ts']);
 const frontEndExtras: Record<string, readonly string[]> = { cli: ['server/index.ts'] };
 
 function sourceFiles(directory: string): string[] {

@@ -1,6 +1,7 @@
 // Rein through its public SDK: createHarness, a fake LlmAdapter, one tool, followup + whenIdle.
 import type { LlmAdapter, LlmRequest, StreamChunk, Tool } from '../../src/index.ts';
-import { ScriptedProvider, createHarness, defineTool } from '../../src/index.ts';
+import { createHarness, defineTool } from '../../src/index.ts';
+import { ScriptedProvider } from '../../src/testing/index.ts';
 import type { ScriptedResponse } from '../../src/testing/index.ts';
 import { macrotask, modelClock, pacedBefore } from '../fake-model.ts';
 import type { BenchSubject, BenchTool, FakeReply, FakeScript, ParallelMode, PromptRun } from '../subject.ts';

@@ -7,7 +7,7 @@ import {
   loadReinConfig,
   reinConfigPath,
   resolveReinHome,
-} from '../index.ts';
+} from '../internal.ts';
 import { exitCodes } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import type { ParsedCommand } from './command-line.ts';

@@ -12,7 +12,7 @@ import {
   reject,
   resolveReinHome,
   setGoal,
-} from '../index.ts';
+} from '../internal.ts';
 import { CliError, exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import { readAll } from './cli-io.ts';

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import type { ReinHarness, SessionForkOptions, SessionSummary } from '../index.ts';
-import { compactSession, createReinHarness, parseModelRoute } from '../index.ts';
+import { compactSession, createReinHarness, parseModelRoute } from '../internal.ts';
 import { CliError, exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import type { ParsedCommand } from './command-line.ts';

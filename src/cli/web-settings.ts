@@ -1,5 +1,5 @@
 import type { ReinHarness } from '../index.ts';
-import { permissionModes, providerKeySettings } from '../index.ts';
+import { permissionModes, providerKeySettings } from '../internal.ts';
 import type { ServerSettings } from '../server/index.ts';
 
 /**

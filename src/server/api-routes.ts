@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Agent, ApprovalDecision, Harness, ModelInfo, SessionSummary } from '../index.ts';
-import { HarnessError, summarizeSession } from '../index.ts';
+import { HarnessError, summarizeSession } from '../internal.ts';
 import { goalBudgetRoutes } from './goal-budget-routes.ts';
 import { HttpError } from './http-error.ts';
 import { objectBody, optionalString } from './request-body.ts';

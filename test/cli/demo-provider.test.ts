@@ -9,7 +9,7 @@ import {
   outlineDocument,
   pickDemoFile,
   stripLineNumbers,
-} from '../../src/index.ts';
+} from '../../src/internal.ts';
 import { eventTypes, eventsOf } from '../../src/testing/index.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'rein-demo-'));

@@ -8,7 +8,7 @@ import {
   forEachChunk,
   normalizeStream,
   randomId,
-} from '../../src/index.ts';
+} from '../../src/internal.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 
 declare module '../../src/hooks/hook-event-map.ts' {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Inbox, createUserMessage } from '../../src/index.ts';
+import { Inbox, createUserMessage } from '../../src/internal.ts';
 import { dataOf, fixture, tick, types } from './support.ts';
 
 describe('inbox: two queues, durable splices, claim as pure deletion', () => {

@@ -8,7 +8,7 @@ import {
   createUserMessage,
   repairInterruptedTail,
   sessionEventModes,
-} from '../../src/index.ts';
+} from '../../src/internal.ts';
 
 function session(hooks?: HookBus): Session {
   return new Session({ header: { version: 0, id: 's1', createdAt: 0 }, ...(hooks ? { hooks } : {}) });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BlockAssembler, TextAccumulator } from '../../src/index.ts';
+import { BlockAssembler, TextAccumulator } from '../../src/internal.ts';
 
 describe('text accumulator', () => {
   it('joins any number of pieces in order, across its join boundary, and keeps working after a read', () => {

@@ -6,14 +6,14 @@ import type {
   Message,
   StreamChunk,
   TokenUsage,
-} from '../../src/index.ts';
+} from '../../src/internal.ts';
 import {
   BlockAssembler,
   createAssistantMessage,
   createToolResultMessage,
   createUserMessage,
   normalizeStream,
-} from '../../src/index.ts';
+} from '../../src/internal.ts';
 import type { FakeReply, FakeScript, FakeServer } from '../support/fake-openai-server.ts';
 
 /** What the shared suite needs to know about one vendor adapter. */

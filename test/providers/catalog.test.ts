@@ -6,7 +6,7 @@ import {
   modelCatalog,
   resolveModelInfo,
   sessionCost,
-} from '../../src/index.ts';
+} from '../../src/internal.ts';
 
 describe('model catalog', () => {
   it('knows current DeepSeek, OpenAI and Anthropic models with windows, limits and prices', () => {

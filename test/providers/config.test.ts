@@ -16,7 +16,7 @@ import {
   resolveModelId,
   saveReinConfig,
   setProviderKey,
-} from '../../src/index.ts';
+} from '../../src/internal.ts';
 import type { FakeServer } from '../support/fake-openai-server.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { collect } from './adapter-conformance.ts';

@@ -6,7 +6,7 @@ import {
   createAssistantMessage,
   createToolResultMessage,
   createUserMessage,
-} from '../../src/index.ts';
+} from '../../src/internal.ts';
 import type { FakeServer } from '../support/fake-openai-server.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { collect } from './adapter-conformance.ts';

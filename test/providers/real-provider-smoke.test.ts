@@ -1,7 +1,7 @@
 // Real-provider smoke tests: each runs only when its vendor's key is set, and skips itself otherwise,
 // so the default suite never reaches the internet. They use the same configuration path as the app.
 import { describe, expect, it } from 'vitest';
-import { createConfiguredProviders, createUserMessage } from '../../src/index.ts';
+import { createConfiguredProviders, createUserMessage } from '../../src/internal.ts';
 import { collect } from './adapter-conformance.ts';
 
 const vendors = [

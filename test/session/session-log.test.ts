@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AnySessionEvent, StreamChunk } from '../../src/index.ts';
-import { DiskSessionStore, HookBus, Session, SessionLog } from '../../src/index.ts';
+import type { AnySessionEvent, StreamChunk } from '../../src/internal.ts';
+import { DiskSessionStore, HookBus, Session, SessionLog } from '../../src/internal.ts';
 import { fixture, readFileTool } from '../core/support.ts';
 
 function session(hooks?: HookBus): Session {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { PricingLookup, Session, SessionStore } from '../../src/index.ts';
-import { HookBus, createAssistantMessage, createUserMessage } from '../../src/index.ts';
+import type { PricingLookup, Session, SessionStore } from '../../src/internal.ts';
+import { HookBus, createAssistantMessage, createUserMessage } from '../../src/internal.ts';
 import { eventTypes } from '../../src/testing/index.ts';
 
 /** Makes a fresh, empty store for one test; `cleanup` runs after it. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Tool } from '../../src/index.ts';
-import { OutputCollector } from '../../src/index.ts';
+import { OutputCollector } from '../../src/internal.ts';
 import type { Sandbox } from './support.ts';
 import { metaOf, run, sandbox, textOf, toolsOf } from './support.ts';
 

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Tool } from '../../src/index.ts';
-import { validateToolArguments } from '../../src/index.ts';
+import { validateToolArguments } from '../../src/internal.ts';
 import type { Sandbox } from './support.ts';
 import { metaOf, run, sandbox, textOf, toolsOf, writeFiles } from './support.ts';
 

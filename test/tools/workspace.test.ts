@@ -1,7 +1,7 @@
 import { mkdirSync, rmdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ToolError, Workspace, canonicalPath, isWithin, runWithPathGrant } from '../../src/index.ts';
+import { ToolError, Workspace, canonicalPath, isWithin, runWithPathGrant } from '../../src/internal.ts';
 import type { Sandbox } from './support.ts';
 import { sandbox } from './support.ts';
 

@@ -10,7 +10,7 @@ import {
   measureSession,
   resolveSettings,
   validateCompactionOptions,
-} from '../../../src/index.ts';
+} from '../../../src/internal.ts';
 import { selectRange } from '../../../src/plugins/compaction/range-selection.ts';
 import { openCompactionId } from '../../../src/plugins/compaction/session-lookups.ts';
 import { readSurface } from '../../../src/plugins/compaction/surface-nodes.ts';

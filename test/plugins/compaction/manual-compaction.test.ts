@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compactDuringMaintenance, compactSession } from '../../../src/index.ts';
+import { compactDuringMaintenance, compactSession } from '../../../src/internal.ts';
 import { ScriptedProvider } from '../../../src/testing/index.ts';
 import { compactionFixture, filler, run, textOf, typesFrom } from './support.ts';
 

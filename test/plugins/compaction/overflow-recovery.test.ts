@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Agent, CompactionSummaryData } from '../../../src/index.ts';
+import type { Agent, CompactionSummaryData } from '../../../src/internal.ts';
 import { ScriptedProvider, eventsOf, waitForEvent } from '../../../src/testing/index.ts';
 import type { CompactionFixture } from './support.ts';
 import { bigReadTool, compactionFixture, filler, overflow, run, textOf, typesFrom } from './support.ts';

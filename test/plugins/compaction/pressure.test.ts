@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CompactionOptions, LlmRequest } from '../../../src/index.ts';
-import { estimateEnvelopeTokens, estimateMessagesTokens } from '../../../src/index.ts';
+import { estimateEnvelopeTokens, estimateMessagesTokens } from '../../../src/internal.ts';
 import type { ScriptedResponse } from '../../../src/testing/index.ts';
 import {
   bigReadTool,

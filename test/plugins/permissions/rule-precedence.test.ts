@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { CallFacts, PermissionMode, PermissionRule } from '../../../src/index.ts';
-import { evaluatePermission, parseShellCommand, sessionApprovalKey } from '../../../src/index.ts';
+import type { CallFacts, PermissionMode, PermissionRule } from '../../../src/internal.ts';
+import { evaluatePermission, parseShellCommand, sessionApprovalKey } from '../../../src/internal.ts';
 
 const root = '/work/space';
 const commands = [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CallFacts } from '../../../src/index.ts';
-import { evaluatePermission, parseShellCommand, permissionsPlugin } from '../../../src/index.ts';
+import type { CallFacts } from '../../../src/internal.ts';
+import { evaluatePermission, parseShellCommand, permissionsPlugin } from '../../../src/internal.ts';
 
 const raws = (command: string) => parseShellCommand(command).parts.map((part) => part.raw);
 

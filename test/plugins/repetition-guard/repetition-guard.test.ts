@@ -5,7 +5,7 @@ import {
   canonicalArguments,
   defineTool,
   repetitionGuardPlugin,
-} from '../../../src/index.ts';
+} from '../../../src/internal.ts';
 import { dataOf, plotOf, pluginFixture, readTool, writeTool } from '../goals/plugin-fixture.ts';
 
 const writeCall = (id: string, args: unknown = { path: 'out.txt' }) => ({
