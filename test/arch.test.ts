@@ -24,7 +24,12 @@ const allowed: Record<string, readonly string[]> = {
 // (and the CLI may start the server: `rein web`).
 const publicOnly = new Set(['cli', 'server']);
 const publicBarrels = new Set(['index.ts', 'testing/index.ts', 'internal.ts']);
-const frontEndExtras: Record<string, readonly string[]> = { cli: ['server/index.ts'] };
+// Two dependency-free leaves keep the CLI's start-up path small: package-root.ts (where the package is
+// installed: its version, the built Web UI) and harness-error.ts (the base error class alone).
+const frontEndExtras: Record<string, readonly string[]> = {
+  cli: ['server/index.ts', 'package-root.ts', 'harness-error.ts'],
+  server: ['package-root.ts'],
+};
 
 function sourceFiles(directory: string): string[] {
   const files: string[] = [];

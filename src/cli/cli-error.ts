@@ -1,4 +1,4 @@
-import { HarnessError } from '../index.ts';
+import { HarnessError } from '../harness-error.ts';
 
 /** The exit codes of the `rein` command. */
 export const exitCodes = {

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { usageError } from './cli-error.ts';
+import type { CliIo } from './cli-io.ts';
 
 /** One option of a command. */
 export interface OptionSpec {
@@ -23,7 +24,15 @@ export interface CommandSpec {
   readonly examples: readonly string[];
   /** Extra paragraphs of help. */
   readonly notes?: readonly string[];
+  /**
+   * Loads the command's module and returns its handler. A dynamic import, so that `rein --help` or one
+   * command never loads another command's code (a new command is one spec here plus one file).
+   */
+  readonly load: () => Promise<CommandHandler>;
 }
+
+/** Runs one parsed command and resolves its exit code. */
+export type CommandHandler = (parsed: ParsedCommand, io: CliIo) => Promise<number>;
 
 /** The parsed command line of one command. */
 export interface ParsedCommand {

@@ -27,6 +27,7 @@ const jsonOption = (description: string): OptionSpec => ({ name: 'json', type: '
 /** `rein run`. */
 export const runSpec: CommandSpec = {
   name: 'run',
+  load: async () => (await import('./run-command.ts')).runCommand,
   summary: 'Run one prompt headlessly and stream the answer.',
   usage: [
     'run [options] "prompt"',
@@ -122,6 +123,7 @@ export const runSpec: CommandSpec = {
 /** `rein sessions`. */
 export const sessionsSpec: CommandSpec = {
   name: 'sessions',
+  load: async () => (await import('./session-commands.ts')).sessionsCommand,
   summary: 'List stored sessions (id, title, cwd, updated, turns, cost).',
   usage: ['sessions [options]'],
   maxPositionals: 0,
@@ -141,6 +143,7 @@ export const sessionsSpec: CommandSpec = {
 /** `rein show`. */
 export const showSpec: CommandSpec = {
   name: 'show',
+  load: async () => (await import('./session-commands.ts')).showCommand,
   summary: 'Print a readable transcript of a stored session.',
   usage: ['show [options] <id>'],
   maxPositionals: 1,
@@ -151,6 +154,7 @@ export const showSpec: CommandSpec = {
 /** `rein fork`. */
 export const forkSpec: CommandSpec = {
   name: 'fork',
+  load: async () => (await import('./session-commands.ts')).forkCommand,
   summary: 'Copy a session up to a turn boundary into a new session and print its id.',
   usage: ['fork [options] <id>'],
   maxPositionals: 1,
@@ -177,6 +181,7 @@ export const forkSpec: CommandSpec = {
 /** `rein compact`. */
 export const compactSpec: CommandSpec = {
   name: 'compact',
+  load: async () => (await import('./session-commands.ts')).compactCommand,
   summary: 'Summarize the older part of a stored session so it fits the context window again.',
   usage: ['compact [options] <id>'],
   maxPositionals: 1,
@@ -187,6 +192,7 @@ export const compactSpec: CommandSpec = {
 /** `rein rm`. */
 export const rmSpec: CommandSpec = {
   name: 'rm',
+  load: async () => (await import('./session-commands.ts')).rmCommand,
   summary: 'Delete stored sessions.',
   usage: ['rm <id> [<id> …]'],
   maxPositionals: Number.POSITIVE_INFINITY,
@@ -197,6 +203,7 @@ export const rmSpec: CommandSpec = {
 /** `rein doctor`. */
 export const doctorSpec: CommandSpec = {
   name: 'doctor',
+  load: async () => (await import('./doctor-command.ts')).doctorCommand,
   summary: 'Check Node, Rein home, provider keys (never printed) and the session store, and say what to fix.',
   usage: ['doctor [options]'],
   maxPositionals: 0,
@@ -207,6 +214,7 @@ export const doctorSpec: CommandSpec = {
 /** `rein web`. */
 export const webSpec: CommandSpec = {
   name: 'web',
+  load: async () => (await import('./web-command.ts')).webCommand,
   summary: 'Start the local Web UI server and print its URL (the default command).',
   usage: ['web [options]', '(no command)'],
   maxPositionals: 0,

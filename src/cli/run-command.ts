@@ -1,11 +1,8 @@
-import { access, constants, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import type { Agent, AnySessionEvent, PermissionMode, ReinHarness, TurnEndReason } from '../index.ts';
+import type { Agent, AnySessionEvent, ReinHarness, TurnEndReason } from '../index.ts';
 import {
   DiskSessionStore,
   createReinHarness,
   parseModelRoute,
-  permissionModes,
   reinSessionsDirectory,
   raiseBudget,
   continueAfterBudget,
@@ -16,6 +13,7 @@ import {
 import { CliError, exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import { readAll } from './cli-io.ts';
+import { approvalModeOption, checkModel, resolveWorkspace } from './command-options.ts';
 import type { ParsedCommand } from './command-line.ts';
 import { positiveIntegerOption, stringOption } from './command-line.ts';
 import { runSpec } from './command-specs.ts';
@@ -310,50 +308,6 @@ async function workspaceFor(
     throw usageError('run', `session ${resumeId} works in ${own}; leave out '--cwd' to resume it there`);
   }
   return own;
-}
-
-/** Checks `--approve`; a usage error for an unknown mode. */
-export function approvalModeOption(
-  command: string,
-  value: string | boolean | undefined,
-): PermissionMode | undefined {
-  if (value === undefined) return undefined;
-  const mode = permissionModes.find((candidate) => candidate === value);
-  if (mode === undefined) {
-    throw usageError(
-      command,
-      `'--approve' must be one of ${permissionModes.join(', ')}, not '${String(value)}'`,
-    );
-  }
-  return mode;
-}
-
-/** Checks that `--model` is written provider/model; a usage error otherwise. */
-export function checkModel(command: string, model: string): void {
-  try {
-    parseModelRoute(model);
-  } catch {
-    throw usageError(
-      command,
-      `'--model' must be written provider/model (e.g. deepseek/deepseek-chat), not '${model}'`,
-    );
-  }
-}
-
-/** Resolves `--cwd` against the process directory and checks it is a readable directory. */
-export async function resolveWorkspace(base: string, option: string | undefined): Promise<string> {
-  const path = resolve(base, option ?? '.');
-  try {
-    const info = await stat(path);
-    if (!info.isDirectory()) throw new CliError('INVALID_CWD', `${path} is not a directory`);
-    await access(path, constants.R_OK | constants.X_OK);
-  } catch (error) {
-    if (error instanceof CliError) throw error;
-    const reason =
-      (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'it does not exist' : 'it is not readable';
-    throw new CliError('INVALID_CWD', `cannot work in ${path}: ${reason}`, { cause: error });
-  }
-  return path;
 }
 
 /** A prompt of the form `/goal objective`. */

@@ -6,7 +6,7 @@ import type { CliIo } from './cli-io.ts';
 import type { ParsedCommand } from './command-line.ts';
 import { positiveIntegerOption, stringOption } from './command-line.ts';
 import { forkSpec } from './command-specs.ts';
-import { checkModel, resolveWorkspace } from './run-command.ts';
+import { checkModel, resolveWorkspace } from './command-options.ts';
 import { renderTranscript } from './transcript.ts';
 
 /** Opens the app harness for a session command (its store, prices and plugins), and disposes it after. */

@@ -1,10 +1,12 @@
 import { compactSession, createReinHarness } from '../index.ts';
-import { buildWeb, startReinServer } from '../server/index.ts';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { startReinServer, webPaths } from '../server/index.ts';
 import { exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import type { ParsedCommand } from './command-line.ts';
 import { stringOption } from './command-line.ts';
-import { approvalModeOption, checkModel, resolveWorkspace } from './run-command.ts';
+import { approvalModeOption, checkModel, resolveWorkspace } from './command-options.ts';
 import { webSettings } from './web-settings.ts';
 
 /** `rein web` (and bare `rein`): starts the local Web UI server, prints its URL, runs until Ctrl-C. */
@@ -23,12 +25,11 @@ export async function webCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
   });
   try {
     for (const notice of harness.notices) io.stderr.write(`${notice}\n`);
-    try {
-      const build = await buildWeb();
-      if (build.built) io.stderr.write(`Built the Web UI into ${build.outDir}.\n`);
-    } catch (error) {
+    if (!existsSync(join(webPaths.dist, 'index.html'))) {
       // The API still serves; the browser page explains that the UI is missing.
-      io.stderr.write(`rein: warning: the Web UI could not be built: ${(error as Error).message}\n`);
+      io.stderr.write(
+        `rein: warning: the Web UI is not built (no ${webPaths.dist}); run \`npm run build\` in the Rein checkout\n`,
+      );
     }
     const server = await startReinServer({
       harness,

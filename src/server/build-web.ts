@@ -1,15 +1,7 @@
 import { copyFile, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { HarnessError } from '../index.ts';
-
-const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-/** Where the UI sources and the built UI live in this package. */
-export const webPaths = {
-  source: join(packageRoot, 'web', 'src'),
-  dist: join(packageRoot, 'web', 'dist'),
-} as const;
+import { webPaths } from './web-paths.ts';
 
 /** Options of `buildWeb`. */
 export interface BuildWebOptions {
@@ -28,7 +20,7 @@ export interface BuildWebResult {
 }
 
 /**
- * Bundles `web/src` into `web/dist` with esbuild (Preact JSX, CSS, no CDN) when the output is missing or
+ * Bundles `web/src` into `dist/web` with esbuild (Preact JSX, CSS, no CDN) when the output is missing or
  * older than a source file; returns without work otherwise.
  */
 export async function buildWeb(options: BuildWebOptions = {}): Promise<BuildWebResult> {

@@ -6,7 +6,7 @@ import type { Agent } from '../index.ts';
 import { HarnessError } from '../index.ts';
 import { apiRoutes, explainResumeFailure, seqParameter, workspaceMismatch } from './api-routes.ts';
 import type { ApiContext } from './api-routes.ts';
-import { webPaths } from './build-web.ts';
+import { webPaths } from './web-paths.ts';
 import { HttpError, describeFailure } from './http-error.ts';
 import {
   checkHostAndOrigin,

@@ -44,7 +44,7 @@ export async function serveStatic(
       throw new HttpError(
         503,
         'UI_NOT_BUILT',
-        `the Web UI is not built (no ${file}); run \`rein web\` to build it`,
+        `the Web UI is not built (no ${file}); run \`npm run build\` in the Rein checkout`,
       );
     }
     throw new HttpError(404, 'NOT_FOUND', 'no such file');
