@@ -34,6 +34,8 @@ interface Sample {
   seconds: number;
   /** Peak resident set size in MiB (from `/usr/bin/time -v`), when measured. */
   rssMiB?: number;
+  /** User plus system CPU seconds (from `/usr/bin/time -v`): steadier than wall time on a busy machine. */
+  cpuSeconds?: number;
 }
 
 /** Runs one process to its exit, under `/usr/bin/time -v` so its peak RSS is known. */
@@ -55,7 +57,13 @@ function timedProcess(args: readonly string[]): Promise<Sample> {
         return;
       }
       const kib = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)?.[1];
-      done({ seconds, ...(kib !== undefined ? { rssMiB: Number(kib) / 1024 } : {}) });
+      const user = /User time \(seconds\): ([\d.]+)/.exec(stderr)?.[1];
+      const system = /System time \(seconds\): ([\d.]+)/.exec(stderr)?.[1];
+      done({
+        seconds,
+        ...(kib !== undefined ? { rssMiB: Number(kib) / 1024 } : {}),
+        ...(user !== undefined && system !== undefined ? { cpuSeconds: Number(user) + Number(system) } : {}),
+      });
     });
   });
 }
@@ -142,15 +150,17 @@ try {
 
 const baseline = median(samples.get('node -e 0')!.map((sample) => sample.seconds));
 console.log(`node ${process.version}, ${runs} runs each, bin ${bin}\n`);
-console.log('| command | median s | × node -e 0 | best s | median peak RSS MiB |');
-console.log('|---|---|---|---|---|');
+console.log('| command | median s | × node -e 0 | best s | median CPU s | median peak RSS MiB |');
+console.log('|---|---|---|---|---|---|');
 for (const command of commands) {
   const list = samples.get(command.name)!;
   const seconds = list.map((sample) => sample.seconds);
   const rss = list.flatMap((sample) => (sample.rssMiB === undefined ? [] : [sample.rssMiB]));
+  const cpu = list.flatMap((sample) => (sample.cpuSeconds === undefined ? [] : [sample.cpuSeconds]));
   console.log(
     `| ${command.name} | ${median(seconds).toFixed(3)} | ${(median(seconds) / baseline).toFixed(2)} | ` +
-      `${Math.min(...seconds).toFixed(3)} | ${rss.length === 0 ? '—' : median(rss).toFixed(1)} |`,
+      `${Math.min(...seconds).toFixed(3)} | ${cpu.length === 0 ? '—' : median(cpu).toFixed(2)} | ` +
+      `${rss.length === 0 ? '—' : median(rss).toFixed(1)} |`,
   );
 }
 console.log(

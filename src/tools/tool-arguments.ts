@@ -1,6 +1,6 @@
-import { Ajv } from 'ajv';
-import type { ValidateFunction } from 'ajv';
-import { toJSONSchema } from 'zod';
+import { createRequire } from 'node:module';
+import type { Ajv, ValidateFunction } from 'ajv';
+import type { toJSONSchema as ZodToJsonSchema } from 'zod';
 import type { JsonSchema } from '../llm/index.ts';
 import type { Tool, ZodLikeSchema } from './tool.ts';
 
@@ -25,7 +25,26 @@ export function isZodLikeSchema(schema: unknown): schema is ZodLikeSchema {
 /** The outcome of validating arguments. */
 export type ArgumentCheck = { ok: true; value: unknown } | { ok: false; message: string };
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+// ajv and zod load on first use, not at start-up: many runs never validate a JSON Schema tool (`rein web`
+// until the first call) or convert a zod schema (the built-in tools are JSON Schema), and both are large.
+const requireLazily = createRequire(import.meta.url);
+let ajv: Ajv | undefined;
+function validator(): Ajv {
+  if (ajv === undefined) {
+    const ajvModule = requireLazily('ajv') as typeof import('ajv');
+    ajv = new ajvModule.Ajv({ allErrors: true, strict: false });
+  }
+  return ajv;
+}
+
+/** The JSON Schema of a zod schema: its own `toJSONSchema()` (zod ≥ 4.2), else this package's zod. */
+function zodJsonSchema(schema: ZodLikeSchema): unknown {
+  const own = (schema as { toJSONSchema?: () => unknown }).toJSONSchema;
+  if (typeof own === 'function') return own.call(schema);
+  const { toJSONSchema } = requireLazily('zod') as { toJSONSchema: typeof ZodToJsonSchema };
+  return toJSONSchema(schema as unknown as Parameters<typeof ZodToJsonSchema>[0]);
+}
+
 const compiled = new WeakMap<object, ValidateFunction>();
 const jsonSchemas = new WeakMap<object, JsonSchema>();
 
@@ -35,9 +54,7 @@ export function toolParametersSchema(tool: Tool): JsonSchema {
   if (!isZodLikeSchema(schema)) return schema;
   let converted = jsonSchemas.get(schema);
   if (converted === undefined) {
-    const { $schema: _drop, ...rest } = toJSONSchema(
-      schema as unknown as Parameters<typeof toJSONSchema>[0],
-    ) as JsonSchema;
+    const { $schema: _drop, ...rest } = zodJsonSchema(schema) as JsonSchema;
     converted = rest;
     jsonSchemas.set(schema, converted);
   }
@@ -60,7 +77,7 @@ export function validateToolArguments(tool: Tool, value: unknown): ArgumentCheck
   }
   let validate = compiled.get(schema);
   if (validate === undefined) {
-    validate = ajv.compile(schema);
+    validate = validator().compile(schema);
     compiled.set(schema, validate);
   }
   if (validate(value)) return { ok: true, value };
