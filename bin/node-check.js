@@ -5,7 +5,7 @@
 export const minimumNodeVersion = '20.19.0';
 
 /**
- * The message for an unsupported Node.js version, or undefined when `version` (e.g. `20.20.2` or
+ * The one-line message (starting `rein:`) for an unsupported Node.js version, or undefined when `version` (e.g. `20.20.2` or
  * `v18.20.4`) is at least `minimumNodeVersion`.
  */
 export function unsupportedNodeMessage(version) {
