@@ -1,4 +1,4 @@
-// `npm run build`: the package's runnable output in dist/ (see docs/architecture-notes.md, "The package").
+// `npm run build`: the package's runnable output in dist/ (docs/architecture-notes.md, "The package", says why).
 //
 //   node --import tsx scripts/build.ts          # JavaScript, the Web UI and the type declarations
 //   node --import tsx scripts/build.ts --js     # JavaScript and the Web UI only (what tests and `npm start` need)
