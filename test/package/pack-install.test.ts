@@ -101,7 +101,7 @@ describe('the packed tarball', () => {
     }
     expect(packedFiles.some((path) => path.endsWith('.js.map'))).toBe(true);
     expect(packedFiles.some((path) => path.startsWith('src/') || path.startsWith('test/'))).toBe(false);
-  });
+  }, 120_000);
 
   it('installs with production dependencies only: no tsx, esbuild or typescript beside it', async () => {
     const listed = await inProject(npm, ['ls', '--all', '--json']);
@@ -109,14 +109,14 @@ describe('the packed tarball', () => {
     for (const devOnly of ['"tsx"', '"esbuild"', '"typescript"', '"vitest"'])
       expect(text).not.toContain(devOnly);
     expect(text).toContain('"rein"');
-  });
+  }, 120_000);
 });
 
 describe('the installed rein command', () => {
   it('rein --version prints the package version', async () => {
     const { stdout } = await inProject(join(project, 'node_modules', '.bin', 'rein'), ['--version']);
     expect(stdout).toBe(`${version}\n`);
-  });
+  }, 120_000);
 
   it('rein run on the demo model completes the running example: reads the README and summarizes its headings', async () => {
     const { stdout, stderr } = await inProject(join(project, 'node_modules', '.bin', 'rein'), [
@@ -131,7 +131,7 @@ describe('the installed rein command', () => {
     expect(stderr).toContain('✓ read_file');
     expect(stdout).toContain('`README.md` has 7 lines and 2 headings');
     expect(stdout).toMatch(/- Consumer\n {2}- Usage/);
-  });
+  }, 120_000);
 
   it('rein web serves the prebuilt UI and answers the API with the launch token only', async () => {
     // A home of its own, so the session list is known: empty.
@@ -169,7 +169,7 @@ describe('the installed rein command', () => {
       child.kill('SIGINT');
     }
     expect(await closed).toBe(0);
-  });
+  }, 120_000);
 });
 
 describe('the installed SDK', () => {
@@ -194,7 +194,7 @@ describe('the installed SDK', () => {
       'turn/end',
     ]);
     expect(JSON.stringify(results[0]!.message)).toContain('contents of README.md');
-  });
+  }, 120_000);
 
   it('a .ts file over the exported types passes tsc --noEmit, declarations included (skipLibCheck off)', async () => {
     writeFileSync(join(project, 'usage.ts'), typedUsage);
@@ -229,7 +229,7 @@ describe('the installed SDK', () => {
     }));
     expect(result.stdout).toBe('');
     expect('failed' in result).toBe(false);
-  });
+  }, 120_000);
 
   it('a subpath the package does not export fails with ERR_PACKAGE_PATH_NOT_EXPORTED', async () => {
     for (const subpath of ['rein/dist/index.js', 'rein/src/internal.ts', 'rein/internal']) {
@@ -240,5 +240,5 @@ describe('the installed SDK', () => {
       ]);
       expect(attempt.stdout.trim(), subpath).toBe('ERR_PACKAGE_PATH_NOT_EXPORTED');
     }
-  });
+  }, 120_000);
 });
