@@ -30,7 +30,8 @@ export interface TranscriptCase {
 
 /** One expected item of a transcript. */
 export interface ExpectedItem {
-  readonly match: Partial<TranscriptItem> & { kind: TranscriptItem['kind'] } & Record<string, unknown>;
+  /** A deep partial of the item (`toMatchObject`). */
+  readonly match: { kind: TranscriptItem['kind'] } & Record<string, unknown>;
   readonly shows: readonly string[];
 }
 
