@@ -1,7 +1,7 @@
 import { build } from 'esbuild';
 import { join, resolve } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import type { AnySessionEvent, DurableEvent, GoalViewState } from '../../src/index.ts';
+import type { AnySessionEvent, ContentBlock, DurableEvent, GoalViewState } from '../../src/index.ts';
 import {
   Transcript,
   budgetRecordView,
@@ -120,7 +120,7 @@ describe('the transcript fold', () => {
     expect(isDurableEvent(event)).toBe(true);
     expect(isDurableEvent({ ...event, type: 'acme/unknown' })).toBe(false);
     if (isDurableEvent(event) && event.type === 'tool/result') {
-      expectTypeOf(event.data.message.content).toBeArray();
+      expectTypeOf(event.data.message.content).toEqualTypeOf<readonly ContentBlock[]>();
       expectTypeOf(event.data.error).toEqualTypeOf<{ name: string; code: string } | undefined>();
     }
     expectTypeOf<Extract<DurableEvent, { type: 'goal/set' }>['data']['objective']>().toBeString();
