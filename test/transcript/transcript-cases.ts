@@ -319,7 +319,7 @@ export const transcriptCases: readonly TranscriptCase[] = [
     ],
   },
   {
-    name: 'module records (goals, repetition guard, budgets), a subagent result and an unknown module’s event',
+    name: 'module records (goals, repetition guard, budgets), a subagent result and an ignorable record of an unknown module',
     log: () =>
       Promise.resolve([
         ...(
@@ -373,10 +373,11 @@ export const transcriptCases: readonly TranscriptCase[] = [
             ['goal/stopped', { goalId: 'g1', reason: 'no-progress', rounds: 1 }],
             ['budget/reached', { turn: 1, step: 1, limit: 'turn.costUsd', used: 0.25, max: 0.2 }],
             ['budget/raised', { perTurn: { costUsd: 0.5, steps: null } }],
-            ['budget/stopped', { reachedSeq: 12 }],
-            ['acme/audit', { note: 'checked' }],
+            ['budget/stopped', { reachedSeq: 11 }],
           ] as const
         ).map(([type, data], seq) => record(seq, type, data)),
+        // A module this Rein does not load: logs keep its records readable when they are ignorable.
+        { ...record(14, 'acme/audit', { note: 'checked' }), ignorable: true },
       ]),
     items: [
       {
@@ -420,3 +421,21 @@ export const transcriptCases: readonly TranscriptCase[] = [
     ],
   },
 ];
+
+/**
+ * Checks that a rendering shows each expected item's phrases in table order (case and runs of spaces
+ * aside); returns the first phrase missing after its predecessors, or undefined when all are there.
+ */
+export function missingPhrase(rendered: string, items: readonly ExpectedItem[]): string | undefined {
+  const normalize = (text: string): string => text.replace(/\s+/g, ' ').toLowerCase();
+  const haystack = normalize(rendered);
+  let from = 0;
+  for (const item of items) {
+    for (const phrase of item.shows) {
+      const at = haystack.indexOf(normalize(phrase), from);
+      if (at < 0) return phrase;
+      from = at + normalize(phrase).length;
+    }
+  }
+  return undefined;
+}
