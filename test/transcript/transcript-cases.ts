@@ -423,19 +423,22 @@ export const transcriptCases: readonly TranscriptCase[] = [
 ];
 
 /**
- * Checks that a rendering shows each expected item's phrases in table order (case and runs of spaces
- * aside); returns the first phrase missing after its predecessors, or undefined when all are there.
+ * Checks that a rendering shows each expected item's phrases (case and runs of spaces aside): items in
+ * table order, an item's own phrases in any order after the previous item's; returns the first phrase
+ * missing, or undefined when all are there.
  */
 export function missingPhrase(rendered: string, items: readonly ExpectedItem[]): string | undefined {
   const normalize = (text: string): string => text.replace(/\s+/g, ' ').toLowerCase();
   const haystack = normalize(rendered);
   let from = 0;
   for (const item of items) {
+    let end = from;
     for (const phrase of item.shows) {
       const at = haystack.indexOf(normalize(phrase), from);
       if (at < 0) return phrase;
-      from = at + normalize(phrase).length;
+      end = Math.max(end, at + normalize(phrase).length);
     }
+    from = end;
   }
   return undefined;
 }

@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../api.ts';
 import { SessionConnection } from '../session-connection.ts';
-import { Transcript, priceOf } from '../transcript.ts';
-import type { LiveState, ModelRow, SessionRow, Usage } from '../types.ts';
+import { Transcript, budgetRecordView, defaultRecordViews, goalRecordView } from '../sdk.ts';
+import type { LiveState, ModelRow, SessionRow } from '../types.ts';
 import { ApprovalDialog } from './approval-dialog.tsx';
 import { Composer } from './composer.tsx';
 import { raiseFor } from '../budget-raise.ts';
@@ -44,7 +44,7 @@ export function App() {
   const [showSettings, setShowSettings] = useState(false);
   const [dismissedBudget, setDismissedBudget] = useState<number | undefined>(undefined);
   const [pickedModel, setPickedModel] = useState<{ provider: string; model: string } | undefined>(undefined);
-  const transcript = useRef(new Transcript());
+  const transcript = useRef(new Transcript({ views: defaultRecordViews }));
   const bottom = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
 
@@ -81,7 +81,7 @@ export function App() {
 
   // One event stream per open session; the transcript is rebuilt from seq 0 when the session changes.
   useEffect(() => {
-    transcript.current = new Transcript();
+    transcript.current = new Transcript({ views: defaultRecordViews });
     setLive(undefined);
     setVersion((value) => value + 1);
     if (currentId === undefined) return;
@@ -92,7 +92,7 @@ export function App() {
         let changed = false;
         let turnEnded = false;
         for (const event of events) {
-          if (transcript.current.apply(event)) {
+          if (transcript.current.apply(event) !== undefined) {
             changed = true;
             if (event.type === 'turn/end') turnEnded = true;
           }
@@ -179,22 +179,16 @@ export function App() {
   const state = transcript.current;
   const pricing = (provider: string, model: string) =>
     models.find((row) => row.provider === provider && row.model === model)?.pricing;
-  const costOf = (routes: { provider: string; model: string; usage: Usage }[]): number | undefined => {
-    let total = 0;
-    for (const route of routes) {
-      const price = priceOf(route.usage, pricing(route.provider, route.model));
-      if (price === undefined) return undefined;
-      total += price;
-    }
-    return total;
-  };
+  // A cost is shown only when every response of the span has a known price.
+  const costOf = (cost: { usd: number; unpricedResponses: number }): number | undefined =>
+    cost.unpricedResponses === 0 ? cost.usd : undefined;
   const lastTurn = state.turns[state.turns.length - 1];
-  const allRoutes = state.turns.flatMap((turn) => turn.routes);
+  const pausedBudget = state.stateOf(budgetRecordView).paused;
   const status = live?.status ?? 'idle';
   const approval = live?.approvals[0];
   const paused =
-    state.pausedBudget !== undefined && state.pausedBudget.seq !== dismissedBudget && status === 'idle'
-      ? state.pausedBudget
+    pausedBudget !== undefined && pausedBudget.seq !== dismissedBudget && status === 'idle'
+      ? pausedBudget
       : undefined;
   const currentModel = live?.model ?? pickedModel ?? info?.defaultModel ?? undefined;
 
@@ -230,15 +224,15 @@ export function App() {
             if (currentId !== undefined) call('PUT', '/model', { provider, model });
           }}
           turnUsage={lastTurn?.usage}
-          turnCost={lastTurn !== undefined ? costOf(lastTurn.routes) : undefined}
-          sessionUsage={state.sessionUsage()}
-          sessionCost={costOf(allRoutes)}
+          turnCost={lastTurn !== undefined ? costOf(state.cost(pricing, lastTurn.turn)) : undefined}
+          sessionUsage={state.usage()}
+          sessionCost={costOf(state.cost(pricing))}
           onStop={() => call('POST', '/cancel', {})}
           canCompact={info?.features.compaction === true && currentId !== undefined}
           onCompact={() => call('POST', '/compact', {})}
         />
         <GoalBudgetBar
-          goal={state.activeGoal}
+          goal={state.stateOf(goalRecordView).active}
           paused={paused}
           onClearGoal={() => call('DELETE', '/goal')}
           onRaiseAndContinue={(reached) => {

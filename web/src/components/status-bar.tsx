@@ -1,5 +1,5 @@
 import type { ModelRow, Usage } from '../types.ts';
-import type { Todo } from '../transcript.ts';
+import type { Transcript } from '../sdk.ts';
 
 /** Status, connection, model picker, the token and cost meter, and Stop. */
 export function StatusBar(props: {
@@ -76,7 +76,7 @@ export function StatusBar(props: {
 }
 
 /** The agent's todo list, when it keeps one. */
-export function TodoList({ todos }: { todos: readonly Todo[] | undefined }) {
+export function TodoList({ todos }: { todos: Transcript['todos'] }) {
   if (todos === undefined || todos.length === 0) return null;
   return (
     <aside class="todos" data-testid="todo-list">

@@ -1,4 +1,4 @@
-import type { AssistantItem, TranscriptItem } from '../transcript.ts';
+import type { AssistantItem, CompactionItem, TranscriptItem, TurnEndReason } from '../sdk.ts';
 import { MarkdownView } from './markdown-view.tsx';
 import { ToolCardView } from './tool-card-view.tsx';
 
@@ -56,7 +56,7 @@ function ItemView({
     case 'tool':
       return <ToolCardView card={item} onOpenSession={onOpenSession} />;
     case 'turn-end':
-      return <TurnEndView turn={item.turn} reason={item.reason} error={item.error} />;
+      return <TurnEndView turn={item.turn} reason={item.reason} />;
     case 'request-failed':
       return (
         <div class="banner banner-error" role="alert" data-testid="error-banner">
@@ -72,16 +72,52 @@ function ItemView({
         </div>
       );
     case 'cancelled':
-      return <div class="notice">{item.cause}</div>;
-    case 'notice':
-      return item.tag !== undefined ? (
-        <div class="notice notice-plugin" data-testid="plugin-notice" data-notice={item.tag}>
+      return <div class="notice">{item.text}</div>;
+    case 'compaction':
+      return <CompactionView item={item} />;
+    case 'record':
+      return (
+        <div
+          class={`notice notice-plugin tone-${item.tone}`}
+          data-testid="plugin-notice"
+          data-notice={item.type}
+        >
           {item.text}
         </div>
-      ) : (
-        <div class="notice">{item.text}</div>
+      );
+    case 'event':
+      return (
+        <details class="notice notice-event" data-testid="other-event">
+          <summary>
+            <code>{item.type}</code>
+          </summary>
+          <pre>{JSON.stringify(item.data, null, 2)}</pre>
+        </details>
       );
   }
+}
+
+function CompactionView({ item }: { item: CompactionItem }) {
+  const parts: string[] = [];
+  if (item.summary !== undefined)
+    parts.push(
+      `Earlier conversation was summarized: ${item.summary.shadowedTokens} → ${item.summary.summaryTokens} tokens.`,
+    );
+  if (item.prune !== undefined)
+    parts.push(
+      `${item.prune.results} oversized tool ${item.prune.results === 1 ? 'result was' : 'results were'} shortened: ` +
+        `${item.prune.shadowedTokens} → ${item.prune.prunedTokens} tokens.`,
+    );
+  if (item.error !== undefined)
+    parts.push(
+      `Compaction failed (${item.error.code}): ${item.error.message}. The conversation is unchanged.`,
+    );
+  if (item.state === 'running') parts.push('Compacting…');
+  return (
+    <div class="notice notice-compaction" data-testid="compaction-notice" data-state={item.state}>
+      {parts.join(' ')}
+    </div>
+  );
 }
 
 function AssistantView({ item }: { item: AssistantItem }) {
@@ -115,23 +151,15 @@ function AssistantView({ item }: { item: AssistantItem }) {
   );
 }
 
-function TurnEndView({
-  turn,
-  reason,
-  error,
-}: {
-  turn: number;
-  reason: string;
-  error?: { code: string; message: string } | undefined;
-}) {
-  if (reason === 'error' && error !== undefined) {
+function TurnEndView({ turn, reason }: { turn: number; reason: TurnEndReason }) {
+  if (reason.kind === 'error') {
     return (
-      <div class="banner banner-error" role="alert" data-testid="error-banner" data-turn-end={reason}>
-        <span class="chip chip-code">{error.code}</span> Turn {turn} failed: {error.message}
+      <div class="banner banner-error" role="alert" data-testid="error-banner" data-turn-end={reason.kind}>
+        <span class="chip chip-code">{reason.error.code}</span> Turn {turn} failed: {reason.error.message}
       </div>
     );
   }
-  const text: Record<string, string> = {
+  const text: Record<Exclude<TurnEndReason['kind'], 'error'>, string> = {
     completed: `Turn ${turn} completed`,
     aborted: `Turn ${turn} aborted — stopped before it finished`,
     interrupted: `Turn ${turn} interrupted — Rein exited while it ran; unfinished tool calls were closed`,
@@ -139,8 +167,8 @@ function TurnEndView({
     blocked: `Turn ${turn} was blocked by a plugin before the model saw it`,
   };
   return (
-    <div class={`turn-end reason-${reason}`} data-testid="turn-end" data-turn-end={reason}>
-      {text[reason] ?? `Turn ${turn} ended: ${reason}`}
+    <div class={`turn-end reason-${reason.kind}`} data-testid="turn-end" data-turn-end={reason.kind}>
+      {text[reason.kind]}
     </div>
   );
 }
