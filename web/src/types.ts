@@ -27,6 +27,8 @@ export interface ApprovalRequest {
   name: string;
   arguments: string;
   reason?: string;
+  /** What the call would change, when its tool can tell (a unified diff; a new file diffs against empty). */
+  preview?: { path: string; diff: string; created: boolean };
 }
 
 /** The live state of a session. */
