@@ -66,8 +66,9 @@ export type { LlmErrorCode, LlmFailure } from './llm/llm-error.ts';
 // Session log and stores.
 export type { Session, SessionHeader, AppendOptions, SessionEventPayload } from './session/session.ts';
 export type { SessionLog, ReadonlySessionLog } from './session/session-log.ts';
-export { isEventOfType, registerSessionEventTypes } from './session/session-event.ts';
+export { isDurableEvent, isEventOfType, registerSessionEventTypes } from './session/session-event.ts';
 export type {
+  DurableEvent,
   SessionEvent,
   AnySessionEvent,
   SessionEventMap,
@@ -181,3 +182,10 @@ export type { SubagentsPluginOptions } from './plugins/subagents/subagents-plugi
 export type { ReinConfig, ProviderConfig } from './config/rein-config.ts';
 export { ConfigError } from './config/config-error.ts';
 export type { ConfigErrorCode } from './config/config-error.ts';
+
+// The transcript: one typed fold of the log that every view reads.
+export { Transcript, describeCancelCause, describeFailure } from './transcript/transcript.ts';
+export type { TranscriptOptions, TranscriptCost, TranscriptPricing } from './transcript/transcript.ts';
+export type * from './transcript/transcript-item.ts';
+export type { RecordNote, RecordView } from './session/record-view.ts';
+export { defaultRecordViews } from './record-views.ts';

@@ -63,8 +63,21 @@ export interface Tool<Args = unknown> {
   readonly parameters: JsonSchema | ZodLikeSchema;
   /** Return literally `true` to let this call run in parallel; anything else means exclusive. */
   isConcurrencySafe?(args: Args): unknown;
+  /**
+   * What a call would change, computed without side effects, so an approver can show it before the
+   * decision; undefined (or a throw) when there is nothing to show.
+   */
+  preview?(args: Args): ToolPreview | undefined;
   /** Runs the call; throw to fail it (the model reads the error). */
   execute(args: Args, context: ToolContext): Promise<ToolOutput> | ToolOutput;
+}
+
+/** A file change a call would make: a unified diff (a new file diffs against empty). */
+export interface ToolPreview {
+  readonly path: string;
+  readonly diff: string;
+  /** True when the file does not exist yet. */
+  readonly created: boolean;
 }
 
 /** Defines a tool with typed arguments. */

@@ -30,6 +30,36 @@ function occurrences(text: string, needle: string): number {
 /** `edit_file`: exact string replacement that must match once (or everywhere with `replace_all`). */
 export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs> {
   const { workspace } = settings;
+  /** The file an edit changes, its text before and after, and how many places matched; throws like the tool. */
+  const plan = (args: EditFileArgs) => {
+    if (args.old_string === args.new_string) {
+      throw new ToolError('NO_CHANGE', 'old_string and new_string are identical; nothing to change');
+    }
+    const checked = workspace.check(args.path, 'write');
+    const before = readTextFile(workspace, checked, settings.maxFileBytes).text;
+    const count = occurrences(before, args.old_string);
+    if (count === 0) {
+      throw new ToolError(
+        'NO_MATCH',
+        `old_string was not found in ${checked.display}; read the file again and copy the exact text, whitespace included`,
+      );
+    }
+    if (count > 1 && args.replace_all !== true) {
+      throw new ToolError(
+        'AMBIGUOUS_MATCH',
+        `old_string matches ${count} places in ${checked.display}; include more surrounding lines to make it unique, or set replace_all`,
+      );
+    }
+    // split/join and slicing, never String.replace: `$&` and friends in new_string must stay literal.
+    let after: string;
+    if (args.replace_all === true) {
+      after = before.split(args.old_string).join(args.new_string);
+    } else {
+      const index = before.indexOf(args.old_string);
+      after = before.slice(0, index) + args.new_string + before.slice(index + args.old_string.length);
+    }
+    return { checked, before, after, count };
+  };
   return defineTool<EditFileArgs>({
     name: 'edit_file',
     description:
@@ -49,33 +79,16 @@ export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs
       additionalProperties: false,
     },
     paths: (args) => pathArgument(args),
+    preview(args) {
+      const { checked, before, after } = plan(args);
+      return {
+        path: checked.display,
+        diff: createTwoFilesPatch(checked.display, checked.display, before, after),
+        created: false,
+      };
+    },
     execute(args) {
-      if (args.old_string === args.new_string) {
-        throw new ToolError('NO_CHANGE', 'old_string and new_string are identical; nothing to change');
-      }
-      const checked = workspace.check(args.path, 'write');
-      const before = readTextFile(workspace, checked, settings.maxFileBytes).text;
-      const count = occurrences(before, args.old_string);
-      if (count === 0) {
-        throw new ToolError(
-          'NO_MATCH',
-          `old_string was not found in ${checked.display}; read the file again and copy the exact text, whitespace included`,
-        );
-      }
-      if (count > 1 && args.replace_all !== true) {
-        throw new ToolError(
-          'AMBIGUOUS_MATCH',
-          `old_string matches ${count} places in ${checked.display}; include more surrounding lines to make it unique, or set replace_all`,
-        );
-      }
-      // split/join and slicing, never String.replace: `$&` and friends in new_string must stay literal.
-      let after: string;
-      if (args.replace_all === true) {
-        after = before.split(args.old_string).join(args.new_string);
-      } else {
-        const index = before.indexOf(args.old_string);
-        after = before.slice(0, index) + args.new_string + before.slice(index + args.old_string.length);
-      }
+      const { checked, before, after, count } = plan(args);
       writeTextFile(workspace, checked, after);
       const diff = createTwoFilesPatch(checked.display, checked.display, before, after);
       const hunks = diff.split('\n').slice(2).join('\n');
