@@ -3,6 +3,7 @@ import { AnthropicProvider } from '../providers/anthropic/index.ts';
 import {
   catalogModels,
   canonicalModelName,
+  lookupModel,
   resolveModelInfo,
   unknownModelDefaults,
 } from '../providers/catalog/index.ts';
@@ -84,6 +85,8 @@ interface ResolvedProvider extends ProviderDescription {
   key: string | undefined;
   settings: ProviderConfig;
   modelInfo: Record<string, ModelInfo>;
+  /** Output limits the catalog or the config state (not the defaults for undescribed models). */
+  outputLimits: Record<string, number>;
   /** Facts for models nobody listed, for providers with open model lists. */
   openModels: boolean;
 }
@@ -120,7 +123,7 @@ function resolveProviders(inputs: ProviderConfigInputs): ResolvedProvider[] {
       throw new ConfigError('INVALID_CONFIG', `providers.${provider}: a custom provider needs a baseUrl`);
     }
     const baseUrl = envBase ?? configBase ?? builtin!.defaultBaseUrl;
-    const modelInfo = modelsOf(provider, settings, config);
+    const { models: modelInfo, outputLimits } = modelsOf(provider, settings, config);
     const description: ResolvedProvider = {
       provider,
       kind,
@@ -133,6 +136,7 @@ function resolveProviders(inputs: ProviderConfigInputs): ResolvedProvider[] {
       key,
       settings,
       modelInfo,
+      outputLimits,
       openModels: builtin === undefined && settings.models === undefined,
     };
     if (keyVariable !== undefined) description.keyVariable = keyVariable;
@@ -143,7 +147,11 @@ function resolveProviders(inputs: ProviderConfigInputs): ResolvedProvider[] {
 }
 
 /** A provider's known models: the catalog's, the provider entry's, and the config's `models` overrides. */
-function modelsOf(provider: string, settings: ProviderConfig, config: ReinConfig): Record<string, ModelInfo> {
+function modelsOf(
+  provider: string,
+  settings: ProviderConfig,
+  config: ReinConfig,
+): { models: Record<string, ModelInfo>; outputLimits: Record<string, number> } {
   const overrides: Record<string, Partial<ModelInfo>> = {};
   const listed = settings.models;
   if (Array.isArray(listed)) for (const name of listed) overrides[name] = {};
@@ -153,17 +161,32 @@ function modelsOf(provider: string, settings: ProviderConfig, config: ReinConfig
     if (parsed.provider === provider) overrides[parsed.model] = { ...overrides[parsed.model], ...info };
   }
   const models: Record<string, ModelInfo> = {};
-  for (const name of catalogModels(provider)) models[name] = resolveModelInfo(provider, name).info;
-  for (const [name, info] of Object.entries(overrides)) {
-    models[name] = resolveModelInfo(provider, canonicalModelName(provider, name), info).info;
+  const outputLimits: Record<string, number> = {};
+  for (const name of catalogModels(provider)) {
+    models[name] = resolveModelInfo(provider, name).info;
+    const limit = models[name].maxOutputTokens;
+    if (limit !== undefined) outputLimits[name] = limit;
   }
-  return models;
+  for (const [name, info] of Object.entries(overrides)) {
+    const canonical = canonicalModelName(provider, name);
+    models[name] = resolveModelInfo(provider, canonical, info).info;
+    const limit = info.maxOutputTokens ?? lookupModel(provider, canonical)?.maxOutputTokens;
+    if (limit !== undefined) outputLimits[name] = limit;
+  }
+  return { models, outputLimits };
 }
 
 /** Describes every built-in and configured provider for UIs and `rein doctor`: configured?, key source, base URL. */
 export function describeProviders(inputs: ProviderConfigInputs = {}): ProviderDescription[] {
   return resolveProviders(inputs).map(
-    ({ key: _key, settings: _settings, modelInfo: _info, openModels: _open, ...description }) => description,
+    ({
+      key: _key,
+      settings: _settings,
+      modelInfo: _info,
+      outputLimits: _limits,
+      openModels: _open,
+      ...description
+    }) => description,
   );
 }
 
@@ -205,6 +228,8 @@ export function createConfiguredProviders(inputs: ProviderConfigInputs = {}): {
           ...common,
           reasoningReplay: settings.reasoningReplay ?? builtin?.reasoningReplay ?? true,
           maxTokensField: settings.maxTokensField ?? builtin?.maxTokensField,
+          outputLimit: (model: string) =>
+            entry.outputLimits[model] ?? entry.outputLimits[canonicalModelName(entry.provider, model)],
         }),
       );
     }

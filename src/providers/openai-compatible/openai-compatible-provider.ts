@@ -34,6 +34,11 @@ export interface OpenAICompatibleProviderOptions {
   reasoningReplay?: boolean | undefined;
   /** The output-limit field; `max_tokens` by default, `max_completion_tokens` for OpenAI. */
   maxTokensField?: 'max_tokens' | 'max_completion_tokens' | undefined;
+  /**
+   * The output limit sent when a call sets no `maxTokens`: by default the catalog's `maxOutputTokens`
+   * for this provider's model (none for models the catalog does not know, so the server's default holds).
+   */
+  outputLimit?: ((model: string) => number | undefined) | undefined;
   /** Ask for a final usage chunk (`stream_options.include_usage`); true by default. */
   streamUsage?: boolean | undefined;
   /** The fetch implementation; the global one by default. */
@@ -87,7 +92,17 @@ export class OpenAICompatibleProvider implements LlmAdapter {
     ) {
       throw new LlmError({ code: 'INVALID_REQUEST', message: 'maxTokens must be a positive integer' });
     }
-    return config;
+    return this.#withOutputLimit(config);
+  }
+
+  // Without a limit some servers apply a low default of their own (DeepSeek: 4K) and cut long writes.
+  #withOutputLimit<Config extends LlmCallConfig>(config: Config): Config {
+    if (config.maxTokens !== undefined) return config;
+    const limit =
+      this.#options.outputLimit?.(config.model) ?? lookupModel(this.provider, config.model)?.maxOutputTokens;
+    return limit !== undefined && Number.isSafeInteger(limit) && limit > 0
+      ? { ...config, maxTokens: limit }
+      : config;
   }
 
   stream(request: LlmRequest, signal: AbortSignal): AsyncIterable<StreamChunk> {
@@ -99,7 +114,7 @@ export class OpenAICompatibleProvider implements LlmAdapter {
       provider: this.provider,
       url: `${this.baseUrl}/chat/completions`,
       headers,
-      body: buildChatCompletionsBody(request, this.#style),
+      body: buildChatCompletionsBody(this.#withOutputLimit(request), this.#style),
       signal,
       idleTimeoutMs: this.#options.idleTimeoutMs ?? defaultIdleTimeoutMs,
       fetch: this.#options.fetch,
