@@ -62,11 +62,9 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
     });
     if (interrupt.pressed) return exitCodes.aborted;
     const agent = await openAgent(harness, { cwd, resumeId, continueLatest, model });
-    for (const notice of harness.usingDemo && model === undefined && resumeId === undefined && !continueLatest
-      ? harness.notices
-      : []) {
-      output.notice(notice);
-    }
+    // The demo notice is for a fresh run that fell back to it; other notices (an undescribed model) always show.
+    const fellBack = model === undefined && resumeId === undefined && !continueLatest;
+    for (const notice of !harness.usingDemo || fellBack ? harness.notices : []) output.notice(notice);
     return await drive(harness, agent, { io, output, interrupt, prompt, goal, maxTurns, maxSteps });
   } finally {
     process.off('SIGINT', onSigint);

@@ -33,7 +33,7 @@ const builtinProviders: Readonly<Record<string, BuiltinProvider>> = {
     keyVariable: 'DEEPSEEK_API_KEY',
     baseUrlVariable: 'DEEPSEEK_BASE_URL',
     defaultBaseUrl: 'https://api.deepseek.com',
-    defaultModel: 'deepseek-chat',
+    defaultModel: 'deepseek-v4-flash',
     reasoningReplay: true,
   },
   anthropic: {
@@ -41,14 +41,14 @@ const builtinProviders: Readonly<Record<string, BuiltinProvider>> = {
     keyVariable: 'ANTHROPIC_API_KEY',
     baseUrlVariable: 'ANTHROPIC_BASE_URL',
     defaultBaseUrl: 'https://api.anthropic.com',
-    defaultModel: 'claude-sonnet-4-5',
+    defaultModel: 'claude-sonnet-4-6',
   },
   openai: {
     kind: 'openai-compatible',
     keyVariable: 'OPENAI_API_KEY',
     baseUrlVariable: 'OPENAI_BASE_URL',
     defaultBaseUrl: 'https://api.openai.com/v1',
-    defaultModel: 'gpt-5',
+    defaultModel: 'gpt-5.5',
     reasoningReplay: false,
     maxTokensField: 'max_completion_tokens',
   },
@@ -206,10 +206,9 @@ export function createConfiguredProviders(inputs: ProviderConfigInputs = {}): {
     const builtin = builtinProviders[entry.provider];
     const settings = entry.settings;
     const models = entry.modelInfo;
-    const fallbackModel = (model: string): ModelInfo | undefined => {
-      const canonical = canonicalModelName(entry.provider, model);
-      return models[canonical] ?? (entry.openModels ? unknownModelDefaults : undefined);
-    };
+    // A model nobody described still runs, with conservative facts and no price (see resolveModelId).
+    const fallbackModel = (model: string): ModelInfo =>
+      models[canonicalModelName(entry.provider, model)] ?? unknownModelDefaults;
     const common = {
       provider: entry.provider,
       baseUrl: entry.baseUrl,
@@ -238,10 +237,15 @@ export function createConfiguredProviders(inputs: ProviderConfigInputs = {}): {
 }
 
 /**
- * Checks a `provider/model` id against the configuration: an unknown provider or model is a ConfigError
- * listing what is configured; a provider without its key is `MISSING_CREDENTIAL` naming the variable.
+ * Checks a `provider/model` id against the configuration: an unknown provider is a ConfigError listing
+ * what is configured; a provider without its key is `MISSING_CREDENTIAL` naming the variable. A model
+ * the catalog and config do not describe still resolves, with conservative facts, no price and a
+ * `warning` for the user (vendors ship new model ids faster than any catalog).
  */
-export function resolveModelId(id: string, inputs: ProviderConfigInputs = {}): ModelId & { info: ModelInfo } {
+export function resolveModelId(
+  id: string,
+  inputs: ProviderConfigInputs = {},
+): ModelId & { info: ModelInfo; warning?: string } {
   const parsed = parseModelId(id);
   const resolved = resolveProviders(inputs);
   const entry = resolved.find((candidate) => candidate.provider === parsed.provider);
@@ -258,17 +262,16 @@ export function resolveModelId(id: string, inputs: ProviderConfigInputs = {}): M
     );
   }
   const canonical = canonicalModelName(entry.provider, parsed.model);
-  const info =
-    entry.modelInfo[parsed.model] ??
-    entry.modelInfo[canonical] ??
-    (entry.openModels ? unknownModelDefaults : undefined);
-  if (info === undefined) {
-    throw new ConfigError(
-      'UNKNOWN_MODEL',
-      `provider '${entry.provider}' has no known model '${parsed.model}' (known: ${entry.models.join(', ')}); to use it anyway, add "${entry.provider}/${parsed.model}": {} under "models" in the config file`,
-    );
-  }
-  return { ...parsed, info };
+  const info = entry.modelInfo[parsed.model] ?? entry.modelInfo[canonical];
+  if (info !== undefined) return { ...parsed, info };
+  if (entry.openModels) return { ...parsed, info: unknownModelDefaults };
+  return {
+    ...parsed,
+    info: unknownModelDefaults,
+    warning:
+      `Rein does not know ${entry.provider}/${parsed.model}; it runs with a ${unknownModelDefaults.contextWindow.toLocaleString('en-US')}-token context assumption and no price, so its cost is not counted. ` +
+      `Describe it under "models" in the config file ("${entry.provider}/${parsed.model}": { "contextWindow": …, "pricing": … }). Known: ${entry.models.join(', ')}.`,
+  };
 }
 
 /** The default route: the config's `defaultModel`, else the first configured built-in's default model. */
