@@ -134,6 +134,9 @@ export class TextRunOutput implements RunOutput {
         this.#info(
           `↻ retry${attempt !== undefined ? ` ${attempt}` : ''} in ${seconds}s after ${data.failure?.code ?? 'a failure'}`,
         );
+        // A live countdown on a terminal until the next attempt starts (step/start relabels the spinner).
+        const resumesAt = event.time + (data.delayMs ?? 0);
+        this.#spinner.start(() => `retrying in ${Math.max(0, Math.ceil((resumesAt - Date.now()) / 1000))}s…`);
         return;
       }
       case 'compaction/summary':

@@ -37,7 +37,7 @@ export type TranscriptItem =
   | { kind: 'turn-start'; key: string; turn: number }
   | { kind: 'turn-end'; key: string; turn: number; reason: string; error?: Failure }
   | { kind: 'request-failed'; key: string; turn: number; step: number; failure: Failure }
-  | { kind: 'retry'; key: string; attempt: number; delayMs: number; failure: Failure }
+  | { kind: 'retry'; key: string; attempt: number; delayMs: number; endsAt: number; failure: Failure }
   | { kind: 'cancelled'; key: string; cause: string }
   | { kind: 'notice'; key: string; text: string; tag?: string };
 
@@ -163,6 +163,7 @@ export class Transcript {
           key: `r${event.seq}`,
           attempt: (data.attempt ?? data.retry) as number,
           delayMs: data.delayMs as number,
+          endsAt: event.time + (data.delayMs as number),
           failure: data.failure as Failure,
         });
         break;

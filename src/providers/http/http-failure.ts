@@ -64,6 +64,17 @@ export function retryAfterMs(headers: Headers, now: number = Date.now()): number
   return delta > 0 ? delta : undefined;
 }
 
+/** A wait for people: `800 ms`, `30 s`, `2 min 5 s`, `3 h 20 min`. */
+export function formatWait(milliseconds: number): string {
+  if (milliseconds < 1000) return `${Math.round(milliseconds)} ms`;
+  const seconds = Math.ceil(milliseconds / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return seconds % 60 === 0 ? `${minutes} min` : `${minutes} min ${seconds % 60} s`;
+  const hours = Math.floor(minutes / 60);
+  return minutes % 60 === 0 ? `${hours} h` : `${hours} h ${minutes % 60} min`;
+}
+
 /** The vendor's request id from the usual headers, for support tickets. */
 export function requestIdOf(headers: Headers): string | undefined {
   return headers.get('x-request-id') ?? headers.get('request-id') ?? undefined;
@@ -112,8 +123,10 @@ export function failureFromResponse(
       ? `the endpoint answered HTTP ${status}${location !== null ? ` (to ${location})` : ''} and the redirect was not followed; check the base URL`
       : undefined;
   const detail = redirect ?? error.message ?? (bodyText.trim().slice(0, 500) || `HTTP ${status}`);
-  const failure: LlmFailure = { code, status, message: `${provider}: ${detail}` };
   const after = retryAfterMs(headers);
+  // The vendor's wait is part of the message, so a failure nobody retried still says when to try again.
+  const wait = after !== undefined ? ` (the provider asks to wait ${formatWait(after)} before retrying)` : '';
+  const failure: LlmFailure = { code, status, message: `${provider}: ${detail}${wait}` };
   if (after !== undefined) failure.providerRetryAfterMs = after;
   const requestId = requestIdOf(headers);
   if (requestId !== undefined) failure.requestId = requestId;

@@ -92,7 +92,19 @@ export class OpenAICompatibleProvider implements LlmAdapter {
     ) {
       throw new LlmError({ code: 'INVALID_REQUEST', message: 'maxTokens must be a positive integer' });
     }
-    return this.#withOutputLimit(config);
+    return this.#withOutputLimit(this.#withEffort(config));
+  }
+
+  // The model's configured default effort applies when the call sets none; a token budget (from
+  // `--thinking 8000`) becomes the nearest level, the only form Chat Completions takes.
+  #withEffort<Config extends LlmCallConfig>(config: Config): Config {
+    const effort = config.reasoningEffort ?? this.describeModel(config.model)?.reasoningEffort;
+    if (effort === undefined) return config;
+    if (!/^\d+$/.test(effort))
+      return effort === config.reasoningEffort ? config : { ...config, reasoningEffort: effort };
+    const budget = Number(effort);
+    const level = budget <= 2048 ? 'low' : budget <= 16_384 ? 'medium' : 'high';
+    return { ...config, reasoningEffort: level };
   }
 
   // Without a limit some servers apply a low default of their own (DeepSeek: 4K) and cut long writes.
@@ -114,7 +126,7 @@ export class OpenAICompatibleProvider implements LlmAdapter {
       provider: this.provider,
       url: `${this.baseUrl}/chat/completions`,
       headers,
-      body: buildChatCompletionsBody(this.#withOutputLimit(request), this.#style),
+      body: buildChatCompletionsBody(this.#withOutputLimit(this.#withEffort(request)), this.#style),
       signal,
       idleTimeoutMs: this.#options.idleTimeoutMs ?? defaultIdleTimeoutMs,
       fetch: this.#options.fetch,

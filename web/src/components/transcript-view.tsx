@@ -1,3 +1,4 @@
+import { useEffect, useState } from 'preact/hooks';
 import type { AssistantItem, TranscriptItem } from '../transcript.ts';
 import { MarkdownView } from './markdown-view.tsx';
 import { ToolCardView } from './tool-card-view.tsx';
@@ -66,9 +67,10 @@ function ItemView({
       );
     case 'retry':
       return (
-        <div class="notice">
+        <div class="notice" data-testid="retry-notice">
           Retrying (attempt {item.attempt}) in {Math.round(item.delayMs / 100) / 10}s after{' '}
           {item.failure.code}
+          <RetryCountdown endsAt={item.endsAt} />
         </div>
       );
     case 'cancelled':
@@ -142,5 +144,23 @@ function TurnEndView({
     <div class={`turn-end reason-${reason}`} data-testid="turn-end" data-turn-end={reason}>
       {text[reason] ?? `Turn ${turn} ended: ${reason}`}
     </div>
+  );
+}
+
+/** The seconds left until a retry starts, ticking while any remain (nothing once the wait is over). */
+function RetryCountdown({ endsAt }: { endsAt: number }) {
+  const [now, setNow] = useState(() => Date.now());
+  const left = Math.ceil((endsAt - now) / 1000);
+  useEffect(() => {
+    if (left <= 0) return undefined;
+    const timer = setTimeout(() => setNow(Date.now()), 250);
+    return () => clearTimeout(timer);
+  }, [now, left]);
+  if (left <= 0) return null;
+  return (
+    <span class="retry-countdown" data-testid="retry-countdown">
+      {' '}
+      — {left}s left
+    </span>
   );
 }
