@@ -61,7 +61,7 @@ export interface LiveState {
   status: 'idle' | 'running';
   inbox: { nextTurn: WireMessage[]; nextStep: WireMessage[] };
   approvals: ApprovalRequest[];
-  model?: { provider: string; model: string };
+  model?: { provider: string; model: string; reasoningEffort?: string };
   length: number;
 }
 
@@ -87,6 +87,7 @@ export interface ModelRow {
   label?: string;
   contextWindow?: number;
   pricing?: { input: number; cachedInput?: number; cacheWrite?: number; output: number };
+  reasoning?: boolean;
   demo?: boolean;
 }
 

@@ -43,7 +43,9 @@ export function App() {
   const [banners, setBanners] = useState<Banner[]>([]);
   const [showSettings, setShowSettings] = useState(false);
   const [dismissedBudget, setDismissedBudget] = useState<number | undefined>(undefined);
-  const [pickedModel, setPickedModel] = useState<{ provider: string; model: string } | undefined>(undefined);
+  const [pickedModel, setPickedModel] = useState<
+    { provider: string; model: string; reasoningEffort?: string } | undefined
+  >(undefined);
   const transcript = useRef(new Transcript());
   const bottom = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
@@ -225,9 +227,11 @@ export function App() {
           connection={currentId === undefined ? 'open' : connection}
           models={models}
           model={currentModel ?? undefined}
-          onModel={(provider, model) => {
-            setPickedModel({ provider, model });
-            if (currentId !== undefined) call('PUT', '/model', { provider, model });
+          onModel={(provider, model, reasoningEffort) => {
+            const choice =
+              reasoningEffort !== undefined ? { provider, model, reasoningEffort } : { provider, model };
+            setPickedModel(choice);
+            if (currentId !== undefined) call('PUT', '/model', choice);
           }}
           turnUsage={lastTurn?.usage}
           turnCost={lastTurn !== undefined ? costOf(lastTurn.routes) : undefined}
