@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LlmRequest, Tool } from '../../src/index.ts';
 import {
+  AnthropicProvider,
   OpenAICompatibleProvider,
   buildChatCompletionsBody,
   buildMessagesBody,
@@ -10,6 +11,7 @@ import {
   retryPlugin,
 } from '../../src/index.ts';
 import { ScriptedProvider, eventsOf } from '../../src/testing/index.ts';
+import { startFakeAnthropicServer } from '../support/fake-anthropic-server.ts';
 import type { FakeServer } from '../support/fake-openai-server.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 
@@ -286,6 +288,132 @@ describe('the next request is always provider-valid (§0.13)', () => {
           for (const request of sent) {
             expect(chatCompletionsProblems(request.body as Record<string, unknown>)).toEqual([]);
           }
+          expect(eventsOf(agent.session, 'tool/result')).toHaveLength(
+            eventsOf(agent.session, 'tool/call').length,
+          );
+          await harness.dispose();
+        }),
+        { numRuns: 60 },
+      );
+    });
+  });
+  describe('over mutated Messages API streams served by a loopback server', () => {
+    let server: FakeServer;
+    let current = '';
+    beforeAll(async () => {
+      // The turn's first request (and its retry) gets the mutated reply; one that carries tool results, an answer.
+      server = await startFakeAnthropicServer((_request, body) =>
+        (body as { messages: { content: { type: string }[] }[] }).messages.some((message) =>
+          message.content.some((block) => block.type === 'tool_result'),
+        )
+          ? { text: 'ok' }
+          : { raw: current },
+      );
+    });
+    afterAll(async () => {
+      await server.close();
+    });
+
+    const event = (type: string, data: Record<string, unknown>) =>
+      `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    const baseFrames = (): string[] => [
+      event('message_start', {
+        message: { id: 'm', role: 'assistant', content: [], usage: { input_tokens: 5 } },
+      }),
+      event('content_block_start', {
+        index: 0,
+        content_block: { type: 'tool_use', id: 'toolu_a', name: 'echo', input: {} },
+      }),
+      event('content_block_delta', {
+        index: 0,
+        delta: { type: 'input_json_delta', partial_json: '{"text":' },
+      }),
+      event('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '"hi"}' } }),
+      event('content_block_stop', { index: 0 }),
+      event('content_block_start', {
+        index: 1,
+        content_block: { type: 'tool_use', id: 'toolu_b', name: 'raw', input: {} },
+      }),
+      event('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '[1,2' } }),
+      event('content_block_stop', { index: 1 }),
+      event('message_delta', { delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 9 } }),
+      event('message_stop', {}),
+    ];
+
+    const mutation = fc.record({
+      kind: fc.constantFrom('drop', 'duplicate', 'swap', 'cut', 'id', 'name', 'json'),
+      at: fc.nat(),
+      with: fc.nat(),
+      value: fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('', '{', 'toolu_a', '}}')),
+    });
+
+    function mutate(
+      frames: string[],
+      mutations: readonly { kind: string; at: number; with: number; value: string }[],
+    ): string {
+      const out = [...frames];
+      for (const step of mutations) {
+        if (out.length === 0) break;
+        const at = step.at % out.length;
+        if (step.kind === 'drop') out.splice(at, 1);
+        else if (step.kind === 'duplicate') out.splice(at, 0, out[at]!);
+        else if (step.kind === 'swap') {
+          const other = step.with % out.length;
+          [out[at], out[other]] = [out[other]!, out[at]!];
+        } else if (step.kind === 'cut') {
+          const text = out[at]!;
+          out[at] = `${text.slice(0, step.with % text.length)}\n\n`;
+        } else {
+          const match = /^event: (\S+)\ndata: (.*)\n\n$/s.exec(out[at]!);
+          if (match === null) continue;
+          let payload: { content_block?: Record<string, unknown>; delta?: Record<string, unknown> };
+          try {
+            payload = JSON.parse(match[2]!) as typeof payload;
+          } catch {
+            // An earlier mutation already cut this frame: nothing left to edit.
+            continue;
+          }
+          if (step.kind === 'json' && payload.delta?.type === 'input_json_delta')
+            payload.delta.partial_json = step.value;
+          else if (step.kind !== 'json' && payload.content_block?.type === 'tool_use')
+            payload.content_block[step.kind] = step.value;
+          else continue;
+          out[at] = `event: ${match[1]!}\ndata: ${JSON.stringify(payload)}\n\n`;
+        }
+      }
+      return out.join('');
+    }
+
+    it('every request after a mutated reply passes the vendor rules', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 3 }), async (mutations) => {
+          current = mutate(baseFrames(), mutations);
+          const first = server.requests.length;
+          const provider = new AnthropicProvider({
+            baseUrl: server.url,
+            apiKey: 'k',
+            promptCaching: false,
+            retryPolicy: {
+              mode: 'normal',
+              maxRetries: 1,
+              retryableCodes: ['INVALID_RESPONSE', 'TRANSPORT', 'EMPTY_RESPONSE', 'SERVER'],
+              initialDelayMs: 0,
+              maxDelayMs: 0,
+              jitterRatio: 0,
+            },
+          });
+          const harness = createHarness({
+            providers: [provider],
+            tools: [echo, raw],
+            plugins: [retryPlugin()],
+          });
+          const agent = await harness.createAgent({ provider: 'anthropic', model: 'claude-sonnet-4-6' });
+          agent.followup('go');
+          await agent.whenIdle();
+          const sent = server.requests.slice(first);
+          expect(sent.length).toBeGreaterThanOrEqual(1);
+          for (const request of sent)
+            expect(messagesProblems(request.body as Record<string, unknown>)).toEqual([]);
           expect(eventsOf(agent.session, 'tool/result')).toHaveLength(
             eventsOf(agent.session, 'tool/call').length,
           );
