@@ -213,7 +213,8 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
       route.provider === demoProviderId || extra.some((adapter) => adapter.provider === route.provider);
     if (!local) {
       try {
-        resolveModelId(chosen, inputs);
+        const { warning } = resolveModelId(chosen, inputs);
+        if (warning !== undefined) notices.push(warning);
       } catch (error) {
         if (!(error instanceof HarnessError) || error.code !== 'UNKNOWN_PROVIDER') throw error;
         const known = [

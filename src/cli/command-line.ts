@@ -9,6 +9,11 @@ export interface OptionSpec {
   readonly type: 'string' | 'boolean';
   /** The placeholder shown in help for a string option's value. */
   readonly value?: string;
+  /**
+   * A boolean option that may carry a number: `--thinking`, `--thinking=8000` or `--thinking 8000`
+   * (only a whole number right after it is taken as its value). Its value is `true` or the number text.
+   */
+  readonly optionalNumber?: boolean;
   readonly description: string;
 }
 
@@ -67,7 +72,8 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
     tokens: true,
   });
   const values: Record<string, string | boolean | undefined> = {};
-  for (const token of parsed.tokens) {
+  const taken = new Set<number>();
+  for (const [position, token] of parsed.tokens.entries()) {
     if (token.kind !== 'option') continue;
     const option = options.find((candidate) => candidate.name === token.name);
     if (option === undefined) {
@@ -87,6 +93,22 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
         throw usageError(spec.name, `option '${token.rawName}' was given more than once`);
       }
       values[option.name] = token.value;
+    } else if (option.optionalNumber === true) {
+      const next = parsed.tokens[position + 1];
+      if (token.inlineValue === true) {
+        if (!/^\d+$/.test(token.value ?? '')) {
+          throw usageError(
+            spec.name,
+            `option '${token.rawName}' takes a whole number, not '${token.value ?? ''}'`,
+          );
+        }
+        values[option.name] = token.value;
+      } else if (next?.kind === 'positional' && /^\d+$/.test(next.value)) {
+        values[option.name] = next.value;
+        taken.add(next.index);
+      } else {
+        values[option.name] = true;
+      }
     } else {
       if (token.inlineValue === true) {
         throw usageError(spec.name, `option '${token.rawName}' takes no value`);
@@ -94,11 +116,15 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
       values[option.name] = true;
     }
   }
-  if (values.help !== true && parsed.positionals.length > spec.maxPositionals) {
-    const extra = parsed.positionals[spec.maxPositionals]!;
+  // Positionals an option took as its value are not arguments.
+  const positionals = parsed.tokens
+    .filter((token) => token.kind === 'positional' && !taken.has(token.index))
+    .map((token) => (token as { value: string }).value);
+  if (values.help !== true && positionals.length > spec.maxPositionals) {
+    const extra = positionals[spec.maxPositionals]!;
     throw usageError(spec.name, `unexpected argument '${extra}' for 'rein ${spec.name}'`);
   }
-  return { values, positionals: parsed.positionals };
+  return { values, positionals };
 }
 
 /** Reads a positive integer option; a usage error for anything else. */

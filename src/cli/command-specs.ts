@@ -48,6 +48,21 @@ export const runSpec: CommandSpec = {
       'Print every durable session event as one JSON object per line ({ seq, type, time, data }), plus live lines marked { live: true, type, data }.',
     ),
     modelOption,
+    {
+      name: 'reasoning-effort',
+      type: 'string',
+      value: 'level',
+      description:
+        'How hard the model thinks: none, minimal, low, medium, high, xhigh or max (each vendor takes the levels it knows).',
+    },
+    {
+      name: 'thinking',
+      type: 'boolean',
+      optionalNumber: true,
+      value: 'budget',
+      description:
+        'Turn extended thinking on, optionally with a budget in tokens (--thinking 8000); on Chat Completions vendors the budget picks the nearest effort level.',
+    },
     cwdOption,
     approveOption,
     {

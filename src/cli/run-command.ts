@@ -39,6 +39,7 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
     throw usageError('run', "use either '--resume <id>' or '--continue', not both");
   const model = stringOption(values, 'model');
   if (model !== undefined) checkModel('run', model);
+  const reasoningEffort = reasoningEffortOption(values);
   const budgets = budgetOptions(values);
   const goalOption = stringOption(values, 'goal');
   if (goalOption !== undefined && goalOption.trim() === '') {
@@ -60,12 +61,10 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
       ...(budgets !== undefined ? { budgets } : {}),
     });
     if (interrupt.pressed) return exitCodes.aborted;
-    const agent = await openAgent(harness, { cwd, resumeId, continueLatest, model });
-    for (const notice of harness.usingDemo && model === undefined && resumeId === undefined && !continueLatest
-      ? harness.notices
-      : []) {
-      output.notice(notice);
-    }
+    const agent = await openAgent(harness, { cwd, resumeId, continueLatest, model, reasoningEffort });
+    // The demo notice is for a fresh run that fell back to it; other notices (an undescribed model) always show.
+    const fellBack = model === undefined && resumeId === undefined && !continueLatest;
+    for (const notice of !harness.usingDemo || fellBack ? harness.notices : []) output.notice(notice);
     return await drive(harness, agent, { io, output, interrupt, prompt, goal, maxTurns, maxSteps });
   } finally {
     process.off('SIGINT', onSigint);
@@ -260,10 +259,20 @@ async function flushQuickly(agent: Agent): Promise<void> {
 
 async function openAgent(
   harness: ReinHarness,
-  options: { cwd: string; resumeId: string | undefined; continueLatest: boolean; model: string | undefined },
+  options: {
+    cwd: string;
+    resumeId: string | undefined;
+    continueLatest: boolean;
+    model: string | undefined;
+    reasoningEffort: string | undefined;
+  },
 ): Promise<Agent> {
   const route = options.model !== undefined ? parseModelRoute(options.model) : undefined;
-  const routeOptions = route !== undefined ? { provider: route.provider, model: route.model } : {};
+  const effort = options.reasoningEffort !== undefined ? { reasoningEffort: options.reasoningEffort } : {};
+  const routeOptions = {
+    ...(route !== undefined ? { provider: route.provider, model: route.model } : {}),
+    ...effort,
+  };
   if (options.resumeId !== undefined) return harness.resumeAgent(options.resumeId, routeOptions);
   if (options.continueLatest) {
     const id = await latestSessionIn(harness, options.cwd);
@@ -275,7 +284,30 @@ async function openAgent(
     }
     return harness.resumeAgent(id, routeOptions);
   }
-  return harness.createAgent({ cwd: options.cwd });
+  return harness.createAgent({ cwd: options.cwd, ...effort });
+}
+
+/**
+ * `--reasoning-effort <level>` and `--thinking [budget]` as one effort: a level, or a token budget
+ * (`--thinking` alone is `medium`); giving both is a usage error.
+ */
+function reasoningEffortOption(values: ParsedCommand['values']): string | undefined {
+  const level = stringOption(values, 'reasoning-effort');
+  const thinking = values.thinking;
+  if (level !== undefined && thinking !== undefined) {
+    throw usageError('run', "use either '--reasoning-effort <level>' or '--thinking [budget]', not both");
+  }
+  if (level !== undefined) {
+    if (!/^[a-z]+$/.test(level)) {
+      throw usageError(
+        'run',
+        `'--reasoning-effort' takes a level such as low, medium or high, not '${level}'`,
+      );
+    }
+    return level;
+  }
+  if (thinking === undefined) return undefined;
+  return thinking === true ? 'medium' : String(thinking);
 }
 
 /** The most recently updated top-level session whose workspace is `cwd`. */

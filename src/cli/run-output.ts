@@ -67,6 +67,7 @@ export class TextRunOutput implements RunOutput {
   readonly #printed = new Map<string, number>();
   readonly #said = new Set<string>();
   #atLineStart = true;
+  #retryEndsAt = 0;
 
   constructor(io: CliIo) {
     this.#io = io;
@@ -107,6 +108,7 @@ export class TextRunOutput implements RunOutput {
         this.#line(item.key, requestFailedLine(item));
         return;
       case 'retry':
+        this.#retryEndsAt = item.endsAt;
         this.#line(item.key, retryLine(item));
         return;
       case 'compaction':
@@ -164,9 +166,15 @@ export class TextRunOutput implements RunOutput {
   #syncSpinner(): void {
     const activity = this.#transcript.activity;
     switch (activity.kind) {
-      case 'waiting':
-        this.#spinner.start('waiting for the model…');
+      case 'waiting': {
+        // After a retry record, a live countdown until the next attempt starts.
+        const endsAt = this.#retryEndsAt;
+        this.#spinner.start(() => {
+          const left = Math.ceil((endsAt - Date.now()) / 1000);
+          return left > 0 ? `retrying in ${left}s…` : 'waiting for the model…';
+        });
         return;
+      }
       case 'thinking':
         this.#spinner.start('thinking…');
         return;

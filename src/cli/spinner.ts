@@ -6,7 +6,7 @@ const frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
 export class Spinner {
   readonly #stream: CliWritable;
   #timer: ReturnType<typeof setInterval> | undefined;
-  #label = '';
+  #label: string | (() => string) = '';
   #frame = 0;
   #visible = false;
 
@@ -14,8 +14,8 @@ export class Spinner {
     this.#stream = stream;
   }
 
-  /** Shows (or relabels) the spinner. */
-  start(label: string): void {
+  /** Shows (or relabels) the spinner; a function label is read on every frame (a countdown, say). */
+  start(label: string | (() => string)): void {
     if (this.#stream.isTTY !== true) return;
     this.#label = label;
     if (this.#timer !== undefined) return;
@@ -34,7 +34,8 @@ export class Spinner {
 
   #draw(): void {
     this.#frame = (this.#frame + 1) % frames.length;
-    this.#stream.write(`\r\x1b[2K${frames[this.#frame]} ${this.#label}`);
+    const label = typeof this.#label === 'function' ? this.#label() : this.#label;
+    this.#stream.write(`\r\x1b[2K${frames[this.#frame]} ${label}`);
     this.#visible = true;
   }
 }

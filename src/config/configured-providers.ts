@@ -3,6 +3,7 @@ import { AnthropicProvider } from '../providers/anthropic/index.ts';
 import {
   catalogModels,
   canonicalModelName,
+  lookupModel,
   resolveModelInfo,
   unknownModelDefaults,
 } from '../providers/catalog/index.ts';
@@ -32,7 +33,7 @@ const builtinProviders: Readonly<Record<string, BuiltinProvider>> = {
     keyVariable: 'DEEPSEEK_API_KEY',
     baseUrlVariable: 'DEEPSEEK_BASE_URL',
     defaultBaseUrl: 'https://api.deepseek.com',
-    defaultModel: 'deepseek-chat',
+    defaultModel: 'deepseek-v4-flash',
     reasoningReplay: true,
   },
   anthropic: {
@@ -40,14 +41,14 @@ const builtinProviders: Readonly<Record<string, BuiltinProvider>> = {
     keyVariable: 'ANTHROPIC_API_KEY',
     baseUrlVariable: 'ANTHROPIC_BASE_URL',
     defaultBaseUrl: 'https://api.anthropic.com',
-    defaultModel: 'claude-sonnet-4-5',
+    defaultModel: 'claude-sonnet-4-6',
   },
   openai: {
     kind: 'openai-compatible',
     keyVariable: 'OPENAI_API_KEY',
     baseUrlVariable: 'OPENAI_BASE_URL',
     defaultBaseUrl: 'https://api.openai.com/v1',
-    defaultModel: 'gpt-5',
+    defaultModel: 'gpt-5.5',
     reasoningReplay: false,
     maxTokensField: 'max_completion_tokens',
   },
@@ -84,6 +85,8 @@ interface ResolvedProvider extends ProviderDescription {
   key: string | undefined;
   settings: ProviderConfig;
   modelInfo: Record<string, ModelInfo>;
+  /** Output limits the catalog or the config state (not the defaults for undescribed models). */
+  outputLimits: Record<string, number>;
   /** Facts for models nobody listed, for providers with open model lists. */
   openModels: boolean;
 }
@@ -120,7 +123,7 @@ function resolveProviders(inputs: ProviderConfigInputs): ResolvedProvider[] {
       throw new ConfigError('INVALID_CONFIG', `providers.${provider}: a custom provider needs a baseUrl`);
     }
     const baseUrl = envBase ?? configBase ?? builtin!.defaultBaseUrl;
-    const modelInfo = modelsOf(provider, settings, config);
+    const { models: modelInfo, outputLimits } = modelsOf(provider, settings, config);
     const description: ResolvedProvider = {
       provider,
       kind,
@@ -133,6 +136,7 @@ function resolveProviders(inputs: ProviderConfigInputs): ResolvedProvider[] {
       key,
       settings,
       modelInfo,
+      outputLimits,
       openModels: builtin === undefined && settings.models === undefined,
     };
     if (keyVariable !== undefined) description.keyVariable = keyVariable;
@@ -143,7 +147,11 @@ function resolveProviders(inputs: ProviderConfigInputs): ResolvedProvider[] {
 }
 
 /** A provider's known models: the catalog's, the provider entry's, and the config's `models` overrides. */
-function modelsOf(provider: string, settings: ProviderConfig, config: ReinConfig): Record<string, ModelInfo> {
+function modelsOf(
+  provider: string,
+  settings: ProviderConfig,
+  config: ReinConfig,
+): { models: Record<string, ModelInfo>; outputLimits: Record<string, number> } {
   const overrides: Record<string, Partial<ModelInfo>> = {};
   const listed = settings.models;
   if (Array.isArray(listed)) for (const name of listed) overrides[name] = {};
@@ -153,17 +161,32 @@ function modelsOf(provider: string, settings: ProviderConfig, config: ReinConfig
     if (parsed.provider === provider) overrides[parsed.model] = { ...overrides[parsed.model], ...info };
   }
   const models: Record<string, ModelInfo> = {};
-  for (const name of catalogModels(provider)) models[name] = resolveModelInfo(provider, name).info;
-  for (const [name, info] of Object.entries(overrides)) {
-    models[name] = resolveModelInfo(provider, canonicalModelName(provider, name), info).info;
+  const outputLimits: Record<string, number> = {};
+  for (const name of catalogModels(provider)) {
+    models[name] = resolveModelInfo(provider, name).info;
+    const limit = models[name].maxOutputTokens;
+    if (limit !== undefined) outputLimits[name] = limit;
   }
-  return models;
+  for (const [name, info] of Object.entries(overrides)) {
+    const canonical = canonicalModelName(provider, name);
+    models[name] = resolveModelInfo(provider, canonical, info).info;
+    const limit = info.maxOutputTokens ?? lookupModel(provider, canonical)?.maxOutputTokens;
+    if (limit !== undefined) outputLimits[name] = limit;
+  }
+  return { models, outputLimits };
 }
 
 /** Describes every built-in and configured provider for UIs and `rein doctor`: configured?, key source, base URL. */
 export function describeProviders(inputs: ProviderConfigInputs = {}): ProviderDescription[] {
   return resolveProviders(inputs).map(
-    ({ key: _key, settings: _settings, modelInfo: _info, openModels: _open, ...description }) => description,
+    ({
+      key: _key,
+      settings: _settings,
+      modelInfo: _info,
+      outputLimits: _limits,
+      openModels: _open,
+      ...description
+    }) => description,
   );
 }
 
@@ -183,10 +206,9 @@ export function createConfiguredProviders(inputs: ProviderConfigInputs = {}): {
     const builtin = builtinProviders[entry.provider];
     const settings = entry.settings;
     const models = entry.modelInfo;
-    const fallbackModel = (model: string): ModelInfo | undefined => {
-      const canonical = canonicalModelName(entry.provider, model);
-      return models[canonical] ?? (entry.openModels ? unknownModelDefaults : undefined);
-    };
+    // A model nobody described still runs, with conservative facts and no price (see resolveModelId).
+    const fallbackModel = (model: string): ModelInfo =>
+      models[canonicalModelName(entry.provider, model)] ?? unknownModelDefaults;
     const common = {
       provider: entry.provider,
       baseUrl: entry.baseUrl,
@@ -205,6 +227,8 @@ export function createConfiguredProviders(inputs: ProviderConfigInputs = {}): {
           ...common,
           reasoningReplay: settings.reasoningReplay ?? builtin?.reasoningReplay ?? true,
           maxTokensField: settings.maxTokensField ?? builtin?.maxTokensField,
+          outputLimit: (model: string) =>
+            entry.outputLimits[model] ?? entry.outputLimits[canonicalModelName(entry.provider, model)],
         }),
       );
     }
@@ -213,10 +237,15 @@ export function createConfiguredProviders(inputs: ProviderConfigInputs = {}): {
 }
 
 /**
- * Checks a `provider/model` id against the configuration: an unknown provider or model is a ConfigError
- * listing what is configured; a provider without its key is `MISSING_CREDENTIAL` naming the variable.
+ * Checks a `provider/model` id against the configuration: an unknown provider is a ConfigError listing
+ * what is configured; a provider without its key is `MISSING_CREDENTIAL` naming the variable. A model
+ * the catalog and config do not describe still resolves, with conservative facts, no price and a
+ * `warning` for the user (vendors ship new model ids faster than any catalog).
  */
-export function resolveModelId(id: string, inputs: ProviderConfigInputs = {}): ModelId & { info: ModelInfo } {
+export function resolveModelId(
+  id: string,
+  inputs: ProviderConfigInputs = {},
+): ModelId & { info: ModelInfo; warning?: string } {
   const parsed = parseModelId(id);
   const resolved = resolveProviders(inputs);
   const entry = resolved.find((candidate) => candidate.provider === parsed.provider);
@@ -233,17 +262,16 @@ export function resolveModelId(id: string, inputs: ProviderConfigInputs = {}): M
     );
   }
   const canonical = canonicalModelName(entry.provider, parsed.model);
-  const info =
-    entry.modelInfo[parsed.model] ??
-    entry.modelInfo[canonical] ??
-    (entry.openModels ? unknownModelDefaults : undefined);
-  if (info === undefined) {
-    throw new ConfigError(
-      'UNKNOWN_MODEL',
-      `provider '${entry.provider}' has no known model '${parsed.model}' (known: ${entry.models.join(', ')}); to use it anyway, add "${entry.provider}/${parsed.model}": {} under "models" in the config file`,
-    );
-  }
-  return { ...parsed, info };
+  const info = entry.modelInfo[parsed.model] ?? entry.modelInfo[canonical];
+  if (info !== undefined) return { ...parsed, info };
+  if (entry.openModels) return { ...parsed, info: unknownModelDefaults };
+  return {
+    ...parsed,
+    info: unknownModelDefaults,
+    warning:
+      `Rein does not know ${entry.provider}/${parsed.model}; it runs with a ${unknownModelDefaults.contextWindow.toLocaleString('en-US')}-token context assumption and no price, so its cost is not counted. ` +
+      `Describe it under "models" in the config file ("${entry.provider}/${parsed.model}": { "contextWindow": …, "pricing": … }). Known: ${entry.models.join(', ')}.`,
+  };
 }
 
 /** The default route: the config's `defaultModel`, else the first configured built-in's default model. */

@@ -86,8 +86,9 @@ export class BlockAssembler {
     const finish = this.#finish ?? { kind: 'stop' };
     const content: ContentBlock[] = [];
     const keptPositions: boolean[] = [];
+    const callIds = new Set<string>();
     for (const [index, partial] of this.#blocks) {
-      const block = partial.closed ?? assembleOpen(index, partial);
+      const block = uniqueCallId(partial.closed ?? assembleOpen(index, partial), index, callIds);
       if (block === undefined) {
         keptPositions.push(false);
         continue;
@@ -136,6 +137,25 @@ export class BlockAssembler {
     }
     return block;
   }
+}
+
+/**
+ * A tool call needs an id no other call of its message has, so that exactly one result answers it: an
+ * empty or repeated id becomes `call-<index>` (the name and arguments stay as the model sent them).
+ */
+function uniqueCallId(
+  block: ContentBlock | undefined,
+  index: number,
+  used: Set<string>,
+): ContentBlock | undefined {
+  if (block?.type !== 'tool-call') return block;
+  let id = block.id;
+  if (id === '' || used.has(id)) {
+    id = `call-${index}`;
+    for (let suffix = 1; used.has(id); suffix++) id = `call-${index}-${suffix}`;
+  }
+  used.add(id);
+  return id === block.id ? block : { ...block, id };
 }
 
 function assembleOpen(index: number, partial: PartialBlock): ContentBlock | undefined {

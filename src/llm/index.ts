@@ -6,6 +6,7 @@ export * from './lossless-json.ts';
 export * from './message.ts';
 export * from './normalized-stream.ts';
 export * from './random-id.ts';
+export * from './replayable-history.ts';
 export * from './retry-policy.ts';
 export * from './stream-chunk.ts';
 export * from './text-accumulator.ts';

@@ -29,6 +29,8 @@ export interface LlmFailure {
   status?: number;
   providerRetryAfterMs?: number;
   requestId?: string;
+  /** The vendor's own structured facts about the failure (Anthropic's `stop_details` on a refusal). */
+  details?: Record<string, unknown>;
 }
 
 /** Base class of Rein's own errors: every one carries a stable `code`. */
@@ -60,6 +62,8 @@ export function sanitizeFailure(failure: LlmFailure): LlmFailure {
   const after = failure.providerRetryAfterMs;
   if (typeof after === 'number' && Number.isFinite(after) && after > 0) out.providerRetryAfterMs = after;
   if (typeof failure.requestId === 'string' && failure.requestId !== '') out.requestId = failure.requestId;
+  const details = failure.details;
+  if (typeof details === 'object' && details !== null && !Array.isArray(details)) out.details = details;
   return out;
 }
 

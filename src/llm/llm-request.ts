@@ -14,6 +14,10 @@ export interface ToolSchema {
 export interface LlmCallConfig {
   provider: string;
   model: string;
+  /**
+   * How hard the model thinks: a level (`none`, `minimal`, `low`, `medium`, `high`, `xhigh`, `max`) or a
+   * thinking budget in tokens (`"8000"`); each adapter maps it to its vendor's field.
+   */
   reasoningEffort?: string;
   temperature?: number;
   maxTokens?: number;
@@ -37,6 +41,8 @@ export interface ModelInfo {
   /** Prices in US dollars per million tokens. */
   pricing?: { input: number; cachedInput?: number; cacheWrite?: number; output: number };
   reasoning?: boolean;
+  /** The effort calls of this model use when they set none (a config `models` entry sets it). */
+  reasoningEffort?: string;
   label?: string;
   /** True for a model that plays a script rather than calling a vendor. */
   demo?: boolean;

@@ -230,7 +230,15 @@ export class LoopAgent implements Agent {
     }
     phase.turn = turn;
     phase.step = 0;
-    const state: TurnState = { phase, turn, signal, outcome: undefined, target: 'next-turn', failures: [] };
+    const state: TurnState = {
+      phase,
+      turn,
+      signal,
+      outcome: undefined,
+      target: 'next-turn',
+      failures: [],
+      maxTokens: false,
+    };
     let leftNormally = false;
     try {
       // This frame lives as long as the turn (thousands of steps): it stays thin, and each step's work
@@ -248,7 +256,7 @@ export class LoopAgent implements Agent {
       this.#reportError(turn, phase.step, error);
       throw error;
     } finally {
-      this.#closeTurn(turn, state.outcome ?? { kind: 'completed' });
+      this.#closeTurn(turn, reportedReason(state));
     }
     await this.#checkpointTurnEnd(turn, phase.step);
     if (!leftNormally || this.inbox.size() === 0 || this.#disposing !== undefined) return false;
@@ -313,9 +321,9 @@ export class LoopAgent implements Agent {
       return 'again';
     }
     if (state.failures.length > 0) state.failures.length = 0;
-    if (state.outcome?.kind !== 'max-tokens') {
-      state.outcome = result.kind === 'continue' ? undefined : { kind: result.kind };
-    }
+    // max-tokens is sticky for the reported reason only: a step whose tools ran is still owed a request.
+    if (result.kind === 'max-tokens') state.maxTokens = true;
+    state.outcome = result.kind === 'continue' ? undefined : { kind: result.kind };
     throwIfAborted(signal);
     if (state.outcome !== undefined && this.inbox.size('next-step') === 0) {
       await hooks.serial('agent/turn-stopping', { agent: this, turn, signal }, this.id);
@@ -389,6 +397,13 @@ interface TurnState {
   outcome: TurnEndReason | undefined;
   target: InboxTarget;
   readonly failures: LlmFailure[];
+  /** Some step of this turn finished `max-tokens`: a turn that otherwise completes reports that. */
+  maxTokens: boolean;
+}
+
+function reportedReason(state: TurnState): TurnEndReason {
+  const outcome = state.outcome ?? { kind: 'completed' };
+  return outcome.kind === 'completed' && state.maxTokens ? { kind: 'max-tokens' } : outcome;
 }
 
 /** After a step: run another, stop the turn (blocked, nothing to do), or leave it normally. */

@@ -157,7 +157,15 @@ export class StepRunner {
     const response = assembler.result();
     const finish = response.finish;
     if (finish.kind === 'error' || finish.kind === 'aborted') {
-      session.append('request/failed', { turn, step, failure: finish.failure }, { adopt: true });
+      // A failed attempt may still have been billed (a refusal after output): its usage is kept.
+      const usage = response.usage;
+      session.append(
+        'request/failed',
+        usage !== undefined
+          ? { turn, step, failure: finish.failure, usage, provider: prepared.provider, model: prepared.model }
+          : { turn, step, failure: finish.failure },
+        { adopt: true },
+      );
       return {
         kind: 'failed',
         failure: finish.failure,

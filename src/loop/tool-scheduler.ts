@@ -91,12 +91,13 @@ class ScheduleRun {
         const bound = this.#input.maxParallel;
         let first = true;
         while (index < calls.length && !signal.aborted && this.#failure === undefined) {
-          if (!first && !this.#isParallel(calls[index]!)) break;
-          first = false;
           while (this.#inFlight >= bound) await this.#slot();
           // Let settled results commit before the next call is logged.
           if (this.#pumping !== undefined) await this.#pumping;
           if (signal.aborted || this.#failure !== undefined) break;
+          // Reclassified after the wait for a slot: a call that finished meanwhile may have changed it.
+          if (!first && !this.#isParallel(calls[index]!)) break;
+          first = false;
           await this.#start(calls[index]!);
           index++;
         }

@@ -140,9 +140,11 @@ async function createSession(
   if (!isAbsolute(cwd)) throw new HttpError(400, 'INVALID_REQUEST', 'cwd must be an absolute path');
   const elsewhere = workspaceMismatch(context.options.workspace, cwd);
   if (elsewhere !== undefined) throw elsewhere;
+  const reasoningEffort = reasoningEffortField(fields);
   const agent = await context.harness.createAgent({
     cwd,
     ...(provider !== undefined && model !== undefined ? { provider, model } : {}),
+    ...(reasoningEffort !== undefined ? { reasoningEffort } : {}),
   });
   context.hub.keepApprover(agent.id);
   return { status: 201, body: { id: agent.id, state: context.hub.state(agent.id) } };
@@ -331,8 +333,13 @@ async function setModel(
     throw new HttpError(400, 'INVALID_REQUEST', 'provider and model are required');
   }
   requireProvider(context.harness, provider);
+  const reasoningEffort = reasoningEffortField(fields);
   const agent = await context.live(sessionId!);
-  context.hub.setRoute(agent.id, { provider, model });
+  context.hub.setRoute(agent.id, {
+    provider,
+    model,
+    ...(reasoningEffort !== undefined ? { reasoningEffort } : {}),
+  });
   return { body: { state: context.hub.state(agent.id) } };
 }
 
@@ -449,4 +456,22 @@ export function explainResumeFailure(sessionId: string, error: unknown): unknown
     );
   }
   return error;
+}
+
+/**
+ * The optional `reasoningEffort` of a model choice: a level (`low`, `high`, `none`…) or a thinking
+ * budget in tokens (`"8000"`); empty or absent means the model's default.
+ */
+function reasoningEffortField(fields: Record<string, unknown>): string | undefined {
+  const value = fields.reasoningEffort;
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return String(value);
+  if (typeof value !== 'string' || !/^[a-z]+$|^\d+$/.test(value)) {
+    throw new HttpError(
+      400,
+      'INVALID_REQUEST',
+      'reasoningEffort must be a level such as "high" or a token budget',
+    );
+  }
+  return value;
 }

@@ -105,7 +105,7 @@ export async function startReinServer(options: ReinServerOptions): Promise<ReinS
     response.setHeader('Cache-Control', 'no-store');
     if (stream !== null) {
       if (method !== 'GET') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'the event stream is GET only');
-      await openStream(decodeURIComponent(stream[1]!), request, response, url);
+      await openStream(decodePathPart(stream[1]!), request, response, url);
       return;
     }
     const path = url.pathname;
@@ -125,10 +125,7 @@ export async function startReinServer(options: ReinServerOptions): Promise<ReinS
         body = await readJsonBody(request);
       }
     }
-    const params = route.pattern
-      .exec(path)!
-      .slice(1)
-      .map((part) => decodeURIComponent(part));
+    const params = route.pattern.exec(path)!.slice(1).map(decodePathPart);
     const answer = await route.handler(context, params, body, url);
     sendJson(response, answer.status ?? 200, answer.body);
   }
@@ -211,4 +208,18 @@ function sendError(response: ServerResponse, error: unknown): void {
     return;
   }
   sendJson(response, status, { error: { code, message } });
+}
+
+/** Decodes one path segment; a malformed escape (`%zz`) is the client's error, a 400. */
+function decodePathPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    // URIError: the escape is not valid percent-encoding (or not UTF-8).
+    throw new HttpError(
+      400,
+      'INVALID_PATH',
+      `the path segment '${part.slice(0, 80)}' is not valid percent-encoding`,
+    );
+  }
 }

@@ -15,6 +15,8 @@ import type { LogView } from './event-stream-client.ts';
 export interface ModelRoute {
   provider: string;
   model: string;
+  /** The effort (a level or a thinking budget) chosen with the model; unset: the model's default. */
+  reasoningEffort?: string;
 }
 
 /** The live state of a session as the UI sees it (sent on connect, on resync, and piecewise when it changes). */
@@ -91,12 +93,17 @@ export class SessionHub {
       hooks.on('agent/request', async ({ agent }, next) => {
         const config = await next();
         const route = this.#routes.get(agent.id);
-        if (route === undefined || (route.provider === config.provider && route.model === config.model)) {
-          return config;
+        if (route === undefined) return config;
+        const chosen = route.reasoningEffort !== undefined ? { reasoningEffort: route.reasoningEffort } : {};
+        if (route.provider === config.provider && route.model === config.model) {
+          return route.reasoningEffort === undefined || route.reasoningEffort === config.reasoningEffort
+            ? config
+            : { ...config, ...chosen };
         }
-        // A different model gets its own defaults: effort ids and token caps do not carry across models.
+        // A different model gets its own defaults (effort ids and token caps do not carry across
+        // models), unless the user chose an effort with it.
         const { reasoningEffort: _effort, maxTokens: _maxTokens, ...rest } = config;
-        return { ...rest, provider: route.provider, model: route.model };
+        return { ...rest, provider: route.provider, model: route.model, ...chosen };
       }),
     );
   }
@@ -119,8 +126,8 @@ export class SessionHub {
       if (type !== 'request/header') continue;
       const event = log.at(index)!;
       {
-        const { provider, model } = (event.data as { header: EpochHeader }).header.config;
-        return { provider, model };
+        const { provider, model, reasoningEffort } = (event.data as { header: EpochHeader }).header.config;
+        return reasoningEffort !== undefined ? { provider, model, reasoningEffort } : { provider, model };
       }
     }
     if (agent?.options.provider !== undefined && agent.options.model !== undefined) {

@@ -58,7 +58,15 @@ export interface SessionEventMap {
   };
   'request/header': { header: EpochHeader; reason: 'initial' | 'resume' | 'change' };
   'request/context': { provider: string; model: string; contextWindow?: number };
-  'request/failed': { turn: number; step: number; failure: LlmFailure };
+  /** `usage`, with the route that billed it, when the vendor reported tokens for the failed attempt. */
+  'request/failed': {
+    turn: number;
+    step: number;
+    failure: LlmFailure;
+    usage?: TokenUsage;
+    provider?: string;
+    model?: string;
+  };
   'session/end-seed': Record<string, never>;
 }
 

@@ -19,16 +19,15 @@ export function summarizeSession(
   let cost: number | undefined = pricing !== undefined ? 0 : undefined;
   for (const event of events) {
     if (event.type === 'turn/start') turns++;
-    else if (event.type === 'assistant/message') {
-      const data = event.data as { message: AssistantMessage; usage?: TokenUsage };
-      if (data.usage === undefined) continue;
+    else if (event.type === 'assistant/message' || event.type === 'request/failed') {
+      const data = billedUsage(event);
+      if (data === undefined) continue;
       usage.inputTokens += data.usage.inputTokens;
       usage.outputTokens += data.usage.outputTokens;
       usage.cacheReadTokens += data.usage.cacheReadTokens ?? 0;
       usage.cacheWriteTokens += data.usage.cacheWriteTokens ?? 0;
       if (cost !== undefined) {
-        const source = data.message.source;
-        const price = pricing?.(source.provider, source.model);
+        const price = pricing?.(data.provider, data.model);
         // One unpriced model makes the total unknown rather than silently low.
         cost = price === undefined ? undefined : cost + callCost(data.usage, price);
       }
@@ -64,4 +63,18 @@ function callCost(
       usage.outputTokens * price.output) /
     1_000_000
   );
+}
+
+/** The tokens an event billed and the route that billed them: a reply, or a failed attempt that reported usage. */
+function billedUsage(
+  event: AnySessionEvent,
+): { usage: TokenUsage; provider: string; model: string } | undefined {
+  if (event.type === 'request/failed') {
+    const data = event.data as { usage?: TokenUsage; provider?: string; model?: string };
+    if (data.usage === undefined || data.provider === undefined || data.model === undefined) return undefined;
+    return { usage: data.usage, provider: data.provider, model: data.model };
+  }
+  const data = event.data as { message: AssistantMessage; usage?: TokenUsage };
+  if (data.usage === undefined) return undefined;
+  return { usage: data.usage, provider: data.message.source.provider, model: data.message.source.model };
 }

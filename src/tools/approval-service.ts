@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Disposer } from '../hooks/index.ts';
+import { HarnessError, errorChainText } from '../llm/index.ts';
 import type { ToolPreview } from './tool.ts';
 
 /** A question put to a human: may this call run? */
@@ -25,18 +26,40 @@ export type ApprovalDecision =
   | { decision: 'aborted' };
 
 /**
+ * What `ApprovalService.request` resolves: the decision, and for a denial nobody made, why the service
+ * made it (`no-approver`: none is attached; `approver-failed`: an approver threw or answered nonsense).
+ */
+export type ApprovalOutcome = ApprovalDecision & { failure?: 'no-approver' | 'approver-failed' };
+
+const decisionKinds: ReadonlySet<string> = new Set(['allow-once', 'allow-session', 'deny', 'aborted']);
+
+/** True for a well-formed decision (an approver's answer is checked before it is trusted). */
+function isDecision(value: unknown): value is ApprovalDecision {
+  if (typeof value !== 'object' || value === null) return false;
+  const { decision, reason } = value as { decision?: unknown; reason?: unknown };
+  return (
+    typeof decision === 'string' &&
+    decisionKinds.has(decision) &&
+    (reason === undefined || typeof reason === 'string')
+  );
+}
+
+/**
  * Someone who can answer approvals (a UI, a terminal prompt, a test). `notify` may resolve a decision
  * itself, or leave it to a later `ApprovalService.answer` call.
  */
 export interface Approver {
   /** Limits the approver to one session; unset hears every session. */
   readonly sessionId?: string;
-  notify(request: ApprovalRequest, signal: AbortSignal): void | Promise<ApprovalDecision | void>;
+  notify(
+    request: ApprovalRequest,
+    signal: AbortSignal,
+  ): void | ApprovalDecision | Promise<ApprovalDecision | void>;
 }
 
 interface Pending {
   request: ApprovalRequest;
-  resolve: (decision: ApprovalDecision) => void;
+  resolve: (decision: ApprovalOutcome) => void;
 }
 
 /** The approvals seam: pending requests and their answers; fails closed when no approver is attached. */
@@ -69,11 +92,30 @@ export class ApprovalService {
 
   /** Answers a pending request; false when no such request waits. */
   answer(requestId: string, decision: ApprovalDecision): boolean {
+    if (!isDecision(decision)) {
+      throw new HarnessError(
+        'INVALID_DECISION',
+        'an approval answer must be allow-once, allow-session, deny or aborted',
+      );
+    }
+    return this.#settle(requestId, decision);
+  }
+
+  #settle(requestId: string, outcome: ApprovalOutcome): boolean {
     const entry = this.#pending.get(requestId);
     if (entry === undefined) return false;
     this.#pending.delete(requestId);
-    entry.resolve(decision);
+    entry.resolve(outcome);
     return true;
+  }
+
+  // Fail closed: an approver that breaks denies the call instead of leaving it waiting forever.
+  #fail(requestId: string, detail: string): void {
+    this.#settle(requestId, {
+      decision: 'deny',
+      reason: `the approver failed: ${detail}`,
+      failure: 'approver-failed',
+    });
   }
 
   /**
@@ -83,7 +125,7 @@ export class ApprovalService {
   request(
     fields: Omit<ApprovalRequest, 'requestId'> & { requestId?: string },
     signal: AbortSignal,
-  ): Promise<ApprovalDecision> {
+  ): Promise<ApprovalOutcome> {
     if (signal.aborted) return Promise.resolve({ decision: 'aborted' });
     const approvers = [...this.#approvers].filter(
       (approver) => approver.sessionId === undefined || approver.sessionId === fields.sessionId,
@@ -92,15 +134,16 @@ export class ApprovalService {
       return Promise.resolve({
         decision: 'deny',
         reason: 'this call needs approval and no approver is attached',
+        failure: 'no-approver',
       });
     }
     const request: ApprovalRequest = Object.freeze({
       ...fields,
       requestId: fields.requestId ?? randomUUID(),
     });
-    return new Promise<ApprovalDecision>((resolve) => {
+    return new Promise<ApprovalOutcome>((resolve) => {
       const onAbort = (): void => {
-        this.answer(request.requestId, { decision: 'aborted' });
+        this.#settle(request.requestId, { decision: 'aborted' });
       };
       this.#pending.set(request.requestId, {
         request,
@@ -115,23 +158,39 @@ export class ApprovalService {
         try {
           answer = approver.notify(request, signal);
         } catch (error) {
-          console.error('[rein] approver failed to take a request:', error);
-          continue;
+          this.#fail(request.requestId, errorChainText(error));
+          return;
         }
-        if (answer instanceof Promise) {
-          answer.then(
-            (decision) => {
-              if (decision !== undefined) this.answer(request.requestId, decision);
-            },
-            (error: unknown) => {
-              this.answer(request.requestId, {
-                decision: 'deny',
-                reason: `approver failed: ${String(error)}`,
-              });
-            },
+        if (answer === undefined) continue;
+        if (isThenable(answer)) {
+          Promise.resolve(answer).then(
+            (decision) => this.#take(request.requestId, decision),
+            (error: unknown) => this.#fail(request.requestId, errorChainText(error)),
           );
+        } else {
+          // An approver may answer synchronously, with the decision itself.
+          this.#take(request.requestId, answer);
         }
       }
     });
+  }
+
+  #take(requestId: string, answer: unknown): void {
+    if (answer === undefined) return;
+    if (isDecision(answer)) this.#settle(requestId, answer);
+    else this.#fail(requestId, `it answered ${describeAnswer(answer)}, not a decision`);
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+function describeAnswer(value: unknown): string {
+  try {
+    return JSON.stringify(value)?.slice(0, 120) ?? String(value);
+  } catch {
+    // A cyclic or otherwise unserializable answer: its type is description enough.
+    return typeof value;
   }
 }

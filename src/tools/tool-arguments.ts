@@ -15,6 +15,35 @@ export function parseToolArguments(raw: string): unknown {
   }
 }
 
+/** The JSON Schema the model sees for a tool that declares no parameters: any object. */
+const openObjectSchema: JsonSchema = Object.freeze({ type: 'object', additionalProperties: true });
+
+/**
+ * Parses and validates a call's raw arguments. Arguments that are not JSON reach a tool without a
+ * parameter schema (or with one that accepts the string) as the raw string; any other tool gets a
+ * message that says they are not JSON.
+ */
+export function checkToolArguments(tool: Tool, raw: string): ArgumentCheck {
+  const value = parseToolArguments(raw);
+  const notJson = typeof value === 'string' && !isJsonText(raw);
+  if (tool.parameters === undefined) return { ok: true, value };
+  if (notJson) {
+    const check = validateParsed(tool.parameters, value);
+    return check.ok ? check : { ok: false, message: `arguments are not valid JSON: ${truncate(raw, 200)}` };
+  }
+  return validateParsed(tool.parameters, value);
+}
+
+function isJsonText(raw: string): boolean {
+  try {
+    JSON.parse(raw);
+    return true;
+  } catch {
+    // Not JSON: the caller reports it as such.
+    return false;
+  }
+}
+
 /** True for a zod-like schema (has `safeParse`). */
 export function isZodLikeSchema(schema: unknown): schema is ZodLikeSchema {
   return (
@@ -51,6 +80,7 @@ const jsonSchemas = new WeakMap<object, JsonSchema>();
 /** The JSON Schema the model sees for a tool's parameters. */
 export function toolParametersSchema(tool: Tool): JsonSchema {
   const schema = tool.parameters;
+  if (schema === undefined) return openObjectSchema;
   if (!isZodLikeSchema(schema)) return schema;
   let converted = jsonSchemas.get(schema);
   if (converted === undefined) {
@@ -64,9 +94,15 @@ export function toolParametersSchema(tool: Tool): JsonSchema {
 /** Validates parsed arguments against a tool's schema; the message names each bad field. */
 export function validateToolArguments(tool: Tool, value: unknown): ArgumentCheck {
   const schema = tool.parameters;
+  if (schema === undefined) return { ok: true, value };
   if (typeof value === 'string') {
-    return { ok: false, message: `arguments are not valid JSON: ${truncate(value, 200)}` };
+    const check = validateParsed(schema, value);
+    return check.ok ? check : { ok: false, message: `arguments are not valid JSON: ${truncate(value, 200)}` };
   }
+  return validateParsed(schema, value);
+}
+
+function validateParsed(schema: JsonSchema | ZodLikeSchema, value: unknown): ArgumentCheck {
   if (isZodLikeSchema(schema)) {
     const result = schema.safeParse(value);
     if (result.success) return { ok: true, value: result.data };

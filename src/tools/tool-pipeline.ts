@@ -4,9 +4,9 @@ import type { ContentBlock, UserMessage } from '../llm/index.ts';
 import { HarnessError, createUserMessage, errorChainText, isAbortError } from '../llm/index.ts';
 import type { Session } from '../session/index.ts';
 import { registerSessionEventTypes } from '../session/index.ts';
-import type { ApprovalDecision, ApprovalService } from './approval-service.ts';
+import type { ApprovalDecision, ApprovalOutcome, ApprovalService } from './approval-service.ts';
 import type { Tool, ToolContext, ToolOutput, ToolPreview } from './tool.ts';
-import { parseToolArguments, validateToolArguments } from './tool-arguments.ts';
+import { checkToolArguments } from './tool-arguments.ts';
 import type { ToolRegistry, ToolSelection } from './tool-registry.ts';
 
 /** One tool call as the pipeline sees it. */
@@ -184,7 +184,7 @@ export class ToolPipeline {
         ),
       };
     }
-    const check = validateToolArguments(tool, parseToolArguments(fields.rawArguments));
+    const check = checkToolArguments(tool, fields.rawArguments);
     if (!check.ok) {
       return {
         call: { ...fields, args: undefined, tool },
@@ -295,7 +295,6 @@ export class ToolPipeline {
       arguments: call.rawArguments,
       ...(reason !== undefined ? { reason } : {}),
     };
-    const noApprover = !this.#approvals.hasApprover(call.sessionId);
     const requestId = randomUUID();
     const { sessionId: _sessionId, ...requestData } = fields;
     // The durable request lands before any approver hears of it, so the log leads every UI.
@@ -326,12 +325,7 @@ export class ToolPipeline {
       case 'aborted':
         return { kind: 'deny', reason: 'tool call aborted while waiting for approval' };
       case 'deny':
-        return {
-          kind: 'deny',
-          reason: noApprover
-            ? `${call.name} needs approval and no approver is attached, so it was denied`
-            : `the user denied ${call.name}${decision.reason !== undefined && decision.reason !== '' ? `: ${decision.reason}` : ''}`,
-        };
+        return { kind: 'deny', reason: denialReason(call.name, reason, decision) };
     }
   }
 
@@ -418,6 +412,23 @@ function applyPostDecision(result: ToolExecutionResult, decision: PostToolDecisi
     next.additionalContexts = [...(result.additionalContexts ?? []), ...decision.additionalContexts];
   }
   return next;
+}
+
+/** The text the model reads for a denied approval: the person's reason, or why nobody could decide. */
+function denialReason(
+  name: string,
+  askReason: string | undefined,
+  outcome: ApprovalOutcome & { decision: 'deny' },
+): string {
+  const because = askReason !== undefined && askReason !== '' ? ` (${askReason})` : '';
+  if (outcome.failure === 'no-approver') {
+    return `${name} needs approval${because} and no approver is attached, so it was denied`;
+  }
+  if (outcome.failure === 'approver-failed') {
+    return `${name} needs approval${because}, but ${outcome.reason ?? 'the approver failed'}, so it was denied`;
+  }
+  const given = outcome.reason !== undefined && outcome.reason !== '' ? `: ${outcome.reason}` : '';
+  return `the user denied ${name}${given}`;
 }
 
 function bodyFailure(error: unknown): ToolExecutionResult {

@@ -2,7 +2,7 @@ import type { Disposer } from '../hooks/index.ts';
 import type { ToolSchema } from '../llm/index.ts';
 import { HarnessError } from '../llm/index.ts';
 import type { Tool, ToolExecutionMode } from './tool.ts';
-import { parseToolArguments, toolParametersSchema, validateToolArguments } from './tool-arguments.ts';
+import { checkToolArguments, toolParametersSchema } from './tool-arguments.ts';
 
 /** Which tools an agent sees: all, or a named subset. */
 export type ToolSelection = readonly string[] | undefined;
@@ -66,7 +66,7 @@ export class ToolRegistry {
   executionMode(name: string, rawArguments: string, selection?: ToolSelection): ToolExecutionMode {
     const tool = this.get(name, selection);
     if (tool?.isConcurrencySafe === undefined) return { kind: 'exclusive' };
-    const check = validateToolArguments(tool, parseToolArguments(rawArguments));
+    const check = checkToolArguments(tool, rawArguments);
     if (!check.ok) return { kind: 'exclusive' };
     return this.classify(tool, check.value);
   }

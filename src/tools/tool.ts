@@ -59,8 +59,11 @@ export interface Tool<Args = unknown> {
   paths?(args: Args): string[];
   /** The shell command a call runs, for command-aware policies. */
   command?(args: Args): string | undefined;
-  /** JSON Schema of the arguments, or a zod schema (converted to JSON Schema for the model). */
-  readonly parameters: JsonSchema | ZodLikeSchema;
+  /**
+   * JSON Schema of the arguments, or a zod schema (converted to JSON Schema for the model). Omitted: a
+   * raw tool, which receives whatever the model sent (parsed JSON, or the raw string when it is not JSON).
+   */
+  readonly parameters?: JsonSchema | ZodLikeSchema;
   /** Return literally `true` to let this call run in parallel; anything else means exclusive. */
   isConcurrencySafe?(args: Args): unknown;
   /**

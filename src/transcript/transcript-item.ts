@@ -114,6 +114,8 @@ export interface RetryItem {
   /** 1 for the first retry of a failure chain. */
   readonly attempt: number;
   readonly delayMs: number;
+  /** When the wait ends (epoch milliseconds): the record's time plus the delay, for countdowns. */
+  readonly endsAt: number;
   readonly failure: LlmFailure;
 }
 

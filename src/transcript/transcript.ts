@@ -232,6 +232,7 @@ export class Transcript {
           step: data.step,
           attempt: data.attempt ?? data.retry ?? 1,
           delayMs: data.delayMs,
+          endsAt: event.time + data.delayMs,
           failure: data.failure,
         });
         break;

@@ -59,7 +59,28 @@ describe('rein run against a loopback OpenAI-compatible server (DeepSeek wire fo
     expect(result.stderr).not.toContain('demo');
     expect(server!.requests).toHaveLength(1);
     expect(server!.requests[0]!.headers.authorization).toBe(`Bearer ${secret}`);
-    expect(server!.requests[0]!.body).toMatchObject({ model: 'deepseek-chat', stream: true });
+    expect(server!.requests[0]!.body).toMatchObject({
+      model: 'deepseek-v4-flash',
+      stream: true,
+      max_tokens: 384_000,
+    });
+  }, 120_000);
+
+  it('a model id the catalog does not know runs with a warning and no price, instead of UNKNOWN_MODEL', async () => {
+    const env = await vendor([{ text: 'Hello from v9.', usage: { prompt_tokens: 9, completion_tokens: 3 } }]);
+    const result = await runRein(['run', '--model', 'deepseek/deepseek-v9-preview', 'say hello'], {
+      cwd: box.workspace,
+      env,
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('Hello from v9.\n');
+    expect(result.stderr).toContain(
+      'Rein does not know deepseek/deepseek-v9-preview; it runs with a 32,000-token context assumption and no price, so its cost is not counted.',
+    );
+    const body = server!.requests[0]!.body as Record<string, unknown>;
+    expect(body.model).toBe('deepseek-v9-preview');
+    // No output limit is invented for a model nobody described: the server's own default holds.
+    expect(body).not.toHaveProperty('max_tokens');
   }, 120_000);
 
   it('with --approve yolo a write runs', async () => {
@@ -219,7 +240,7 @@ describe('rein doctor', () => {
     });
     expect(report.checks.find((check) => check.name === 'model')).toMatchObject({
       status: 'ok',
-      detail: 'deepseek/deepseek-chat by default',
+      detail: 'deepseek/deepseek-v4-flash by default',
     });
   }, 120_000);
 });

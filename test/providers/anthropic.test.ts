@@ -237,7 +237,10 @@ describe('Anthropic specifics', () => {
     const messages = (server.requests[0]!.body as { messages: unknown[] }).messages;
     expect(messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'go' }] },
-      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'x', input: {} }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 't1', name: 'x', input: { raw_arguments: 'not json' } }],
+      },
       {
         role: 'user',
         content: [

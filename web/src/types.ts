@@ -38,7 +38,7 @@ export interface LiveState {
   status: 'idle' | 'running';
   inbox: { nextTurn: WireMessage[]; nextStep: WireMessage[] };
   approvals: ApprovalRequest[];
-  model?: { provider: string; model: string };
+  model?: { provider: string; model: string; reasoningEffort?: string };
   length: number;
 }
 
@@ -64,6 +64,7 @@ export interface ModelRow {
   label?: string;
   contextWindow?: number;
   pricing?: { input: number; cachedInput?: number; cacheWrite?: number; output: number };
+  reasoning?: boolean;
   demo?: boolean;
 }
 

@@ -52,13 +52,21 @@ export class BudgetMeter {
           this.turn.steps++;
           this.session.steps++;
           break;
-        case 'assistant/message': {
-          const data = event.data as { message: AssistantMessage; usage?: TokenUsage };
-          if (data.usage === undefined) break;
+        case 'assistant/message':
+        case 'request/failed': {
+          // A failed attempt that reported usage was billed too.
+          const data =
+            event.type === 'request/failed'
+              ? (event.data as { usage?: TokenUsage; provider?: string; model?: string })
+              : (() => {
+                  const reply = event.data as { message: AssistantMessage; usage?: TokenUsage };
+                  return { usage: reply.usage, ...reply.message.source };
+                })();
+          if (data.usage === undefined || data.provider === undefined || data.model === undefined) break;
           const tokens = totalTokens(data.usage);
           this.turn.tokens += tokens;
           this.session.tokens += tokens;
-          const prices = this.#pricing(data.message.source.provider, data.message.source.model);
+          const prices = this.#pricing(data.provider, data.model);
           if (prices === undefined) {
             if (tokens > 0) this.costComplete = false;
             break;

@@ -10,8 +10,13 @@ export interface RetryPluginOptions {
   maxRetries?: number;
   /** The first backoff delay; 500 ms by default. */
   initialDelayMs?: number;
-  /** The longest wait, and the largest provider Retry-After honoured; 10 s by default. */
+  /** The longest backoff wait; 10 s by default. */
   maxDelayMs?: number;
+  /**
+   * The longest provider Retry-After honoured (the wait is exactly what the vendor asked); 60 s by
+   * default. A longer one is not waited for: the failure stands, and its message says how long to wait.
+   */
+  maxRetryAfterMs?: number;
   /** Spread of the jitter around each backoff delay (0.1 = ±10 %). */
   jitterRatio?: number;
   /** The failure codes worth another attempt. */
@@ -89,11 +94,15 @@ function validate(options: RetryPluginOptions): void {
   check('maxRetries', options.maxRetries, true);
   check('initialDelayMs', options.initialDelayMs, false);
   check('maxDelayMs', options.maxDelayMs, false);
+  check('maxRetryAfterMs', options.maxRetryAfterMs, false);
   check('jitterRatio', options.jitterRatio, false);
   if (options.jitterRatio !== undefined && options.jitterRatio > 1) {
     throw new HarnessError('INVALID_OPTIONS', 'retryPlugin: jitterRatio must be at most 1');
   }
 }
+
+/** The longest provider Retry-After the plugin waits for unless told otherwise. */
+export const defaultMaxRetryAfterMs = 60_000;
 
 /** Waits `ms`; resolves false at once when the signal aborts (and true when the time is up). */
 function wait(ms: number, signal: AbortSignal): Promise<boolean> {
@@ -117,14 +126,15 @@ function wait(ms: number, signal: AbortSignal): Promise<boolean> {
 /**
  * Bounded, classified retry on `agent/request-error`. Under a `normal` policy only the retryable codes
  * (RATE_LIMIT, SERVER, TIMEOUT, TRANSPORT, EMPTY_RESPONSE by default) are retried, up to `maxRetries`
- * per failure chain and route, with exponential backoff and jitter; a provider Retry-After within the
- * cap is used as the delay (above it, the failure stands). Each retry appends a durable `llm/retry`
+ * per failure chain and route, with exponential backoff and jitter; a provider Retry-After up to
+ * `maxRetryAfterMs` (60 s) is waited exactly (above it, the failure stands and says how long to wait). Each retry appends a durable `llm/retry`
  * before its cancellable wait and answers `{ kind: 'retry' }` without calling `next()`; everything else
  * (AUTH, QUOTA, INVALID_REQUEST, CONTEXT_WINDOW_EXCEEDED for compaction…) goes to `next()`.
  */
 export function retryPlugin(options: RetryPluginOptions = {}): HarnessPlugin {
   validate(options);
   const random = options.random ?? Math.random;
+  const retryAfterLimit = options.maxRetryAfterMs ?? defaultMaxRetryAfterMs;
   return {
     name: 'retry',
     setup(host) {
@@ -140,14 +150,15 @@ export function retryPlugin(options: RetryPluginOptions = {}): HarnessPlugin {
             policy,
             retriesInChain(payload.agent.session.log, payload.turn, payload.provider, payload.model) + 1,
             random,
+            retryAfterLimit,
           );
         }
         if (!policy.retryableCodes.includes(payload.failure.code)) return next();
         const done = retriesInChain(payload.agent.session.log, payload.turn, payload.provider, payload.model);
         if (done >= policy.maxRetries) return next();
         const after = payload.failure.providerRetryAfterMs;
-        if (after !== undefined && after > policy.maxDelayMs) return next();
-        return retry(payload, policy, done + 1, random);
+        if (after !== undefined && after > retryAfterLimit) return next();
+        return retry(payload, policy, done + 1, random, retryAfterLimit);
       });
     },
   };
@@ -158,10 +169,11 @@ async function retry(
   policy: RetryPolicy,
   attempt: number,
   random: () => number,
+  retryAfterLimit: number,
 ): Promise<RequestErrorDecision> {
   const after = payload.failure.providerRetryAfterMs;
   const delayMs =
-    after !== undefined && after <= policy.maxDelayMs
+    after !== undefined && after <= retryAfterLimit
       ? Math.round(after)
       : backoffDelay(attempt, policy, random);
   const record: LlmRetryRecord = {

@@ -116,7 +116,7 @@ export class AnthropicProvider implements LlmAdapter {
     }
     const maxTokens =
       explicit ?? this.describeModel(config.model)?.maxOutputTokens ?? this.#options.defaultMaxTokens ?? 8192;
-    const effort = config.reasoningEffort;
+    const effort = config.reasoningEffort ?? this.describeModel(config.model)?.reasoningEffort;
     if (effort === undefined || effort === 'none' || effort === 'off')
       return { maxTokens, thinkingBudget: undefined };
     const requested = thinkingBudgets[effort] ?? (/^\d+$/.test(effort) ? Number(effort) : undefined);

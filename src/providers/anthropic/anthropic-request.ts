@@ -1,4 +1,5 @@
 import type { ContentBlock, LlmRequest, Message } from '../../llm/index.ts';
+import { replayableHistory } from '../../llm/index.ts';
 
 type CacheControl = { type: 'ephemeral' };
 
@@ -55,7 +56,8 @@ export function buildMessagesBody(
     if (options.promptCaching) block.cache_control = ephemeral;
     body.system = [block];
   }
-  const messages = toWireMessages(request.messages, options.provider);
+  // Tool calls are replayed in a form the vendor accepts (valid names, JSON-object input, unique ids).
+  const messages = toWireMessages(replayableHistory(request.messages), options.provider);
   if (options.promptCaching) markLatest(messages);
   body.messages = messages;
   if (request.tools !== undefined && request.tools.length > 0) {
@@ -142,15 +144,9 @@ function assistantBlocks(message: Message, provider: string): WireBlock[] {
   return blocks;
 }
 
+// The history was made replayable first, so the arguments are always a JSON object text here.
 function toolInput(raw: string): unknown {
-  if (raw.trim() === '') return {};
-  try {
-    const value: unknown = JSON.parse(raw);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {};
-  } catch {
-    // Invalid arguments already earned an error result; the API needs an object to replay the call.
-    return {};
-  }
+  return JSON.parse(raw) as unknown;
 }
 
 function userBlocks(content: readonly ContentBlock[]): WireBlock[] {

@@ -1,4 +1,4 @@
-import type { ContentBlock, FinishReason, StreamChunk, TokenUsage } from '../../llm/index.ts';
+import type { ContentBlock, FinishReason, LlmFailure, StreamChunk, TokenUsage } from '../../llm/index.ts';
 import { LlmError } from '../../llm/index.ts';
 import type { ServerSentEvent } from '../http/index.ts';
 import { failureFromStreamError, malformedStream, parseStreamEventJson } from '../http/index.ts';
@@ -41,6 +41,7 @@ type WireEvent = {
     signature?: unknown;
     partial_json?: unknown;
     stop_reason?: unknown;
+    stop_details?: unknown;
   };
   usage?: WireUsage;
   error?: unknown;
@@ -65,6 +66,7 @@ export async function* translateMessagesStream(
   };
   let sawUsage = false;
   let stopReason: string | undefined;
+  let stopDetails: Record<string, unknown> | undefined;
   let started = false;
 
   const applyUsage = (wire: WireUsage | undefined): void => {
@@ -161,6 +163,7 @@ export async function* translateMessagesStream(
       }
       case 'message_delta':
         if (typeof payload.delta?.stop_reason === 'string') stopReason = payload.delta.stop_reason;
+        if (isRecord(payload.delta?.stop_details)) stopDetails = payload.delta.stop_details;
         applyUsage(payload.usage);
         break;
       case 'message_stop': {
@@ -170,7 +173,7 @@ export async function* translateMessagesStream(
           yield { type: 'block-end', index: block.index, block: finalBlock(block) };
         }
         if (sawUsage) yield { type: 'usage', usage: toUsage(usage) };
-        yield { type: 'finish', reason: finishOf(stopReason, [...blocks.values()], provider) };
+        yield { type: 'finish', reason: finishOf(stopReason, stopDetails, [...blocks.values()], provider) };
         return;
       }
       default:
@@ -217,17 +220,30 @@ function finalBlock(block: OpenBlock): ContentBlock {
   }
 }
 
-function finishOf(reason: string | undefined, blocks: readonly OpenBlock[], provider: string): FinishReason {
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function finishOf(
+  reason: string | undefined,
+  details: Record<string, unknown> | undefined,
+  blocks: readonly OpenBlock[],
+  provider: string,
+): FinishReason {
   switch (reason) {
     case 'max_tokens':
       return { kind: 'max-tokens' };
     case 'tool_use':
       return { kind: 'tool-calls' };
-    case 'refusal':
-      return {
-        kind: 'error',
-        failure: { code: 'CONTENT_FILTER', message: `${provider}: the model refused to answer` },
+    case 'refusal': {
+      const explanation = typeof details?.explanation === 'string' ? `: ${details.explanation}` : '';
+      const failure: LlmFailure = {
+        code: 'CONTENT_FILTER',
+        message: `${provider}: the model refused to answer${explanation}`,
       };
+      if (details !== undefined) failure.details = details;
+      return { kind: 'error', failure };
+    }
     case 'model_context_window_exceeded':
       return {
         kind: 'error',

@@ -16,19 +16,36 @@ const million = (
 
 /**
  * Context windows, output limits and list prices (US dollars per million tokens: input, cached input,
- * cache write where the vendor bills it, output) of current DeepSeek, OpenAI and Anthropic models.
- * Prices change; a config `models` entry overrides any field.
+ * cache write where the vendor bills it, output) of current DeepSeek, OpenAI and Anthropic models, as
+ * the vendors' model pages listed them in December 2026 (DeepSeek bills off-peak hours at half these
+ * rates). Prices change; a config `models` entry overrides any field, and a model missing here still
+ * runs (with conservative defaults and no price).
  */
 export const modelCatalog: Readonly<Record<string, Readonly<Record<string, CatalogModel>>>> = {
   deepseek: {
+    'deepseek-v4-flash': {
+      label: 'DeepSeek V4 Flash',
+      contextWindow: 1_000_000,
+      maxOutputTokens: 384_000,
+      reasoning: true,
+      pricing: million(0.14, 0.0028, 0.28),
+    },
+    'deepseek-v4-pro': {
+      label: 'DeepSeek V4 Pro',
+      contextWindow: 1_000_000,
+      maxOutputTokens: 384_000,
+      reasoning: true,
+      pricing: million(0.435, 0.003625, 0.87),
+    },
+    // The V3.2-era names, with the facts DeepSeek published for them; V4 Flash is the current model.
     'deepseek-chat': {
-      label: 'DeepSeek V3.2 (non-thinking)',
+      label: 'DeepSeek V3.2 (non-thinking), legacy name',
       contextWindow: 128_000,
       maxOutputTokens: 8_192,
       pricing: million(0.28, 0.028, 0.42),
     },
     'deepseek-reasoner': {
-      label: 'DeepSeek V3.2 (thinking)',
+      label: 'DeepSeek V3.2 (thinking), legacy name',
       contextWindow: 128_000,
       maxOutputTokens: 65_536,
       reasoning: true,
@@ -36,6 +53,20 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
   },
   openai: {
+    'gpt-5.5': {
+      label: 'GPT-5.5',
+      contextWindow: 1_050_000,
+      maxOutputTokens: 128_000,
+      reasoning: true,
+      pricing: million(5, 0.5, 30),
+    },
+    'gpt-5.1': {
+      label: 'GPT-5.1',
+      contextWindow: 400_000,
+      maxOutputTokens: 128_000,
+      reasoning: true,
+      pricing: million(1.25, 0.125, 10),
+    },
     'gpt-5': {
       label: 'GPT-5',
       contextWindow: 400_000,
@@ -103,6 +134,41 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
   },
   anthropic: {
+    'claude-opus-5-5': {
+      label: 'Claude Opus 5.5',
+      contextWindow: 1_000_000,
+      maxOutputTokens: 128_000,
+      reasoning: true,
+      pricing: million(4, 0.4, 20, 5),
+    },
+    'claude-sonnet-5-5': {
+      label: 'Claude Sonnet 5.5',
+      contextWindow: 1_000_000,
+      maxOutputTokens: 128_000,
+      reasoning: true,
+      pricing: million(2, 0.2, 10, 2.5),
+    },
+    'claude-opus-5': {
+      label: 'Claude Opus 5',
+      contextWindow: 1_000_000,
+      maxOutputTokens: 128_000,
+      reasoning: true,
+      pricing: million(5, 0.5, 25, 6.25),
+    },
+    'claude-opus-4-6': {
+      label: 'Claude Opus 4.6',
+      contextWindow: 1_000_000,
+      maxOutputTokens: 128_000,
+      reasoning: true,
+      pricing: million(5, 0.5, 25, 6.25),
+    },
+    'claude-sonnet-4-6': {
+      label: 'Claude Sonnet 4.6',
+      contextWindow: 1_000_000,
+      maxOutputTokens: 128_000,
+      reasoning: true,
+      pricing: million(3, 0.3, 15, 3.75),
+    },
     'claude-opus-4-5': {
       label: 'Claude Opus 4.5',
       contextWindow: 200_000,
@@ -163,6 +229,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
 
 // Other names vendors accept for the same model.
 const aliases: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  deepseek: { 'deepseek-flash': 'deepseek-v4-flash' },
   anthropic: {
     'claude-opus-4': 'claude-opus-4-0',
     'claude-sonnet-4': 'claude-sonnet-4-0',

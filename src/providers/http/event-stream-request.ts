@@ -111,6 +111,9 @@ export async function* streamServerSentEvents(
   }
 }
 
+// Errors eventsource-parser reports for lines the SSE spec tells clients to ignore.
+const ignorableParseErrors: ReadonlySet<string> = new Set(['unknown-field', 'invalid-retry']);
+
 async function* readEvents(
   body: ReadableStream<Uint8Array>,
   provider: string,
@@ -119,9 +122,22 @@ async function* readEvents(
 ): AsyncGenerator<ServerSentEvent, void, undefined> {
   const events: ServerSentEvent[] = [];
   let parseFailure: LlmError | undefined;
+  let dispatched = 0;
+  // The first line the spec says to ignore, kept to tell "not an event stream at all" from vendor extras.
+  let ignoredLine: string | undefined;
   const parser = createParser({
-    onEvent: (event) => events.push(event),
+    onEvent: (event) => {
+      dispatched++;
+      // The spec dispatches nothing for an empty data buffer (a bare `data` line, say).
+      if (event.data !== '') events.push(event);
+    },
     onError: (error) => {
+      // Per the WHATWG rules, unknown fields (`x-vendor: 1`, a bare word) and a non-numeric `retry`
+      // are ignored; anything else the parser reports is a broken stream.
+      if (ignorableParseErrors.has(error.type)) {
+        ignoredLine ??= error.line ?? error.field ?? '';
+        return;
+      }
       parseFailure ??= new LlmError(
         { code: 'INVALID_RESPONSE', message: `${provider}: malformed event stream: ${error.message}` },
         { cause: error },
@@ -130,6 +146,7 @@ async function* readEvents(
   });
   const decoder = new TextDecoder();
   const reader = body.getReader();
+  let endsWithCarriageReturn = false;
   try {
     for (;;) {
       timer.arm();
@@ -142,14 +159,26 @@ async function* readEvents(
       // The idle clock runs only while waiting on the network, never while the consumer works.
       timer.disarm();
       if (read.done) {
-        parser.feed(decoder.decode());
+        // A CR-only stream ends on a CR the parser still holds back (it might start a CRLF): end the line.
+        const rest = decoder.decode();
+        parser.feed(endsWithCarriageReturn && rest === '' ? '\n' : rest);
         parser.reset({ consume: true });
       } else {
-        parser.feed(decoder.decode(read.value, { stream: true }));
+        const text = decoder.decode(read.value, { stream: true });
+        if (text !== '') endsWithCarriageReturn = text.endsWith('\r');
+        parser.feed(text);
       }
       if (parseFailure !== undefined) throw parseFailure;
       while (events.length > 0) yield events.shift()!;
-      if (read.done) return;
+      if (read.done) {
+        if (dispatched === 0 && ignoredLine !== undefined) {
+          throw new LlmError({
+            code: 'INVALID_RESPONSE',
+            message: `${provider}: the response is not an event stream: ${ignoredLine.slice(0, 200)}`,
+          });
+        }
+        return;
+      }
     }
   } finally {
     reader.releaseLock();

@@ -5,6 +5,8 @@ export interface VendorErrorBody {
   message: string | undefined;
   type: string | undefined;
   code: string | undefined;
+  /** A finer code some vendors add, e.g. Anthropic's `error.details.error_code`. */
+  detailCode?: string | undefined;
 }
 
 /** Reads a vendor error body: OpenAI-style `{ error: { message, type, code } }` or Anthropic-style `{ type: 'error', error: { type, message } }`. */
@@ -20,8 +22,19 @@ export function parseVendorError(body: unknown): VendorErrorBody {
     return undefined;
   };
   const message = field('message') ?? (typeof inner === 'string' && inner !== '' ? inner : undefined);
-  return { message, type: field('type'), code: field('code') };
+  const parsed: VendorErrorBody = { message, type: field('type'), code: field('code') };
+  const details = (source as { details?: unknown }).details;
+  const detailCode =
+    typeof details === 'object' && details !== null
+      ? (details as { error_code?: unknown }).error_code
+      : undefined;
+  if (typeof detailCode === 'string' && detailCode !== '') parsed.detailCode = detailCode;
+  return parsed;
 }
+
+// Vendor codes that mean "out of money or over a spending limit": retrying does not help.
+const quotaCodes =
+  /insufficient_quota|insufficient_balance|billing|spend_limit|credit_balance|quota_exceeded/i;
 
 // Vendors signal context overflow only in wording or in their own code fields; this is the one place
 // that reads them, so that everything downstream routes on CONTEXT_WINDOW_EXCEEDED.
@@ -51,26 +64,41 @@ export function retryAfterMs(headers: Headers, now: number = Date.now()): number
   return delta > 0 ? delta : undefined;
 }
 
+/** A wait for people: `800 ms`, `30 s`, `2 min 5 s`, `3 h 20 min`. */
+export function formatWait(milliseconds: number): string {
+  if (milliseconds < 1000) return `${Math.round(milliseconds)} ms`;
+  const seconds = Math.ceil(milliseconds / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return seconds % 60 === 0 ? `${minutes} min` : `${minutes} min ${seconds % 60} s`;
+  const hours = Math.floor(minutes / 60);
+  return minutes % 60 === 0 ? `${hours} h` : `${hours} h ${minutes % 60} min`;
+}
+
 /** The vendor's request id from the usual headers, for support tickets. */
 export function requestIdOf(headers: Headers): string | undefined {
   return headers.get('x-request-id') ?? headers.get('request-id') ?? undefined;
 }
 
 /** Maps an HTTP status and the vendor's error facts to a canonical code. */
+/**
+ * Maps an HTTP status and the vendor's error facts (type, code, detail code) to a canonical code; every
+ * status gets one (a redirect fetch could not follow is `INVALID_RESPONSE`, other 4xx `INVALID_REQUEST`).
+ */
 export function codeForStatus(status: number, error: VendorErrorBody): LlmErrorCode {
-  const type = `${error.type ?? ''} ${error.code ?? ''}`;
+  const type = `${error.type ?? ''} ${error.code ?? ''} ${error.detailCode ?? ''}`;
+  if (quotaCodes.test(type)) return 'QUOTA';
   if (/overloaded/i.test(type)) return 'SERVER';
-  if (/insufficient_quota|insufficient_balance|billing/i.test(type)) return 'QUOTA';
   if (status === 400 || status === 413 || status === 422) {
     return isContextOverflow(error) ? 'CONTEXT_WINDOW_EXCEEDED' : 'INVALID_REQUEST';
   }
   if (status === 401 || status === 403) return 'AUTH';
   if (status === 402) return 'QUOTA';
-  if (status === 404) return 'INVALID_REQUEST';
   if (status === 408) return 'TIMEOUT';
   if (status === 429) return 'RATE_LIMIT';
   if (status >= 500 && status <= 599) return 'SERVER';
-  return `HTTP_${status}`;
+  if (status >= 400 && status <= 499) return 'INVALID_REQUEST';
+  return 'INVALID_RESPONSE';
 }
 
 /** Builds failure facts from a non-success HTTP response: canonical code, status, retry-after, request id. */
@@ -89,9 +117,16 @@ export function failureFromResponse(
   }
   const error = parseVendorError(body);
   const code = codeForStatus(status, error);
-  const detail = error.message ?? (bodyText.trim().slice(0, 500) || `HTTP ${status}`);
-  const failure: LlmFailure = { code, status, message: `${provider}: ${detail}` };
+  const location = headers.get('location');
+  const redirect =
+    status >= 300 && status <= 399
+      ? `the endpoint answered HTTP ${status}${location !== null ? ` (to ${location})` : ''} and the redirect was not followed; check the base URL`
+      : undefined;
+  const detail = redirect ?? error.message ?? (bodyText.trim().slice(0, 500) || `HTTP ${status}`);
   const after = retryAfterMs(headers);
+  // The vendor's wait is part of the message, so a failure nobody retried still says when to try again.
+  const wait = after !== undefined ? ` (the provider asks to wait ${formatWait(after)} before retrying)` : '';
+  const failure: LlmFailure = { code, status, message: `${provider}: ${detail}${wait}` };
   if (after !== undefined) failure.providerRetryAfterMs = after;
   const requestId = requestIdOf(headers);
   if (requestId !== undefined) failure.requestId = requestId;
@@ -104,6 +139,8 @@ export function failureFromStreamError(provider: string, body: unknown): LlmFail
   const numeric = Number(error.code);
   let code: LlmErrorCode;
   if (Number.isInteger(numeric) && numeric >= 400 && numeric <= 599) code = codeForStatus(numeric, error);
+  else if (quotaCodes.test(`${error.type ?? ''} ${error.code ?? ''} ${error.detailCode ?? ''}`))
+    code = 'QUOTA';
   else if (isContextOverflow(error)) code = 'CONTEXT_WINDOW_EXCEEDED';
   else if (/rate_limit/i.test(error.type ?? '')) code = 'RATE_LIMIT';
   else if (/invalid_request/i.test(error.type ?? '')) code = 'INVALID_REQUEST';

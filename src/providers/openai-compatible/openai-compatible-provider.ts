@@ -34,6 +34,11 @@ export interface OpenAICompatibleProviderOptions {
   reasoningReplay?: boolean | undefined;
   /** The output-limit field; `max_tokens` by default, `max_completion_tokens` for OpenAI. */
   maxTokensField?: 'max_tokens' | 'max_completion_tokens' | undefined;
+  /**
+   * The output limit sent when a call sets no `maxTokens`: by default the catalog's `maxOutputTokens`
+   * for this provider's model (none for models the catalog does not know, so the server's default holds).
+   */
+  outputLimit?: ((model: string) => number | undefined) | undefined;
   /** Ask for a final usage chunk (`stream_options.include_usage`); true by default. */
   streamUsage?: boolean | undefined;
   /** The fetch implementation; the global one by default. */
@@ -87,7 +92,29 @@ export class OpenAICompatibleProvider implements LlmAdapter {
     ) {
       throw new LlmError({ code: 'INVALID_REQUEST', message: 'maxTokens must be a positive integer' });
     }
-    return config;
+    return this.#withOutputLimit(this.#withEffort(config));
+  }
+
+  // The model's configured default effort applies when the call sets none; a token budget (from
+  // `--thinking 8000`) becomes the nearest level, the only form Chat Completions takes.
+  #withEffort<Config extends LlmCallConfig>(config: Config): Config {
+    const effort = config.reasoningEffort ?? this.describeModel(config.model)?.reasoningEffort;
+    if (effort === undefined) return config;
+    if (!/^\d+$/.test(effort))
+      return effort === config.reasoningEffort ? config : { ...config, reasoningEffort: effort };
+    const budget = Number(effort);
+    const level = budget <= 2048 ? 'low' : budget <= 16_384 ? 'medium' : 'high';
+    return { ...config, reasoningEffort: level };
+  }
+
+  // Without a limit some servers apply a low default of their own (DeepSeek: 4K) and cut long writes.
+  #withOutputLimit<Config extends LlmCallConfig>(config: Config): Config {
+    if (config.maxTokens !== undefined) return config;
+    const limit =
+      this.#options.outputLimit?.(config.model) ?? lookupModel(this.provider, config.model)?.maxOutputTokens;
+    return limit !== undefined && Number.isSafeInteger(limit) && limit > 0
+      ? { ...config, maxTokens: limit }
+      : config;
   }
 
   stream(request: LlmRequest, signal: AbortSignal): AsyncIterable<StreamChunk> {
@@ -99,7 +126,7 @@ export class OpenAICompatibleProvider implements LlmAdapter {
       provider: this.provider,
       url: `${this.baseUrl}/chat/completions`,
       headers,
-      body: buildChatCompletionsBody(request, this.#style),
+      body: buildChatCompletionsBody(this.#withOutputLimit(this.#withEffort(request)), this.#style),
       signal,
       idleTimeoutMs: this.#options.idleTimeoutMs ?? defaultIdleTimeoutMs,
       fetch: this.#options.fetch,

@@ -1,4 +1,5 @@
 import type { ContentBlock, LlmRequest, Message, ToolSchema } from '../../llm/index.ts';
+import { replayableHistory } from '../../llm/index.ts';
 
 /** How an OpenAI-compatible vendor wants a request shaped; variants declare these, code never checks names. */
 export interface OpenAIRequestStyle {
@@ -55,8 +56,10 @@ function toWireMessages(request: LlmRequest, style: OpenAIRequestStyle): WireMes
   const out: WireMessage[] = [];
   if (request.system !== undefined && request.system !== '')
     out.push({ role: 'system', content: request.system });
-  const replay = style.reasoningReplay ? exchangesWithToolCalls(request.messages) : new Set<Message>();
-  for (const message of request.messages) {
+  // Tool calls are replayed in a form the vendor accepts (valid names, JSON-object arguments, unique ids).
+  const messages = replayableHistory(request.messages);
+  const replay = style.reasoningReplay ? exchangesWithToolCalls(messages) : new Set<Message>();
+  for (const message of messages) {
     if (message.role === 'system') {
       out.push({ role: 'system', content: plainText(message.content) });
     } else if (message.role === 'assistant') {

@@ -14,7 +14,7 @@ interface OpenBlock {
 interface WireToolCallDelta {
   index?: number;
   id?: string;
-  function?: { name?: string; arguments?: string };
+  function?: { name?: string; arguments?: string } | null;
 }
 
 interface WireDelta {
@@ -26,6 +26,7 @@ interface WireDelta {
 interface WireUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
+  total_tokens?: number;
   prompt_tokens_details?: { cached_tokens?: number } | null;
   completion_tokens_details?: { reasoning_tokens?: number } | null;
   prompt_cache_hit_tokens?: number;
@@ -35,7 +36,13 @@ interface WireUsage {
 /** Maps a Chat Completions usage object (OpenAI cached tokens, DeepSeek cache hit/miss) to disjoint counts. */
 export function toTokenUsage(usage: WireUsage): TokenUsage {
   const prompt = count(usage.prompt_tokens);
-  const output = count(usage.completion_tokens);
+  const completion = count(usage.completion_tokens);
+  const reasoning = count(usage.completion_tokens_details?.reasoning_tokens);
+  // Most servers count reasoning inside completion_tokens; some (xAI) report it beside them, which the
+  // total shows: then the billed output is completion + reasoning.
+  const total = count(usage.total_tokens);
+  const beside = reasoning > 0 && total > 0 && total === prompt + completion + reasoning;
+  const output = beside ? completion + reasoning : completion;
   const hit = usage.prompt_cache_hit_tokens;
   const cached = typeof hit === 'number' ? count(hit) : count(usage.prompt_tokens_details?.cached_tokens);
   const miss = usage.prompt_cache_miss_tokens;
@@ -44,7 +51,6 @@ export function toTokenUsage(usage: WireUsage): TokenUsage {
     outputTokens: output,
   };
   if (cached > 0) result.cacheReadTokens = cached;
-  const reasoning = count(usage.completion_tokens_details?.reasoning_tokens);
   if (reasoning > 0) result.reasoningTokens = reasoning;
   return result;
 }
@@ -94,9 +100,13 @@ export async function* translateChatCompletionsStream(
       continue;
     }
     if (!Array.isArray(choices)) throw malformedStream(provider, '`choices` is not an array');
-    const choice = choices[0] as { delta?: WireDelta; finish_reason?: string | null } | undefined;
-    if (choice === undefined) continue;
+    if (choices.length === 0) continue;
+    const choice = choices[0] as { delta?: WireDelta | null; finish_reason?: string | null } | null;
+    if (!isObject(choice)) throw malformedStream(provider, 'a choice is not an object');
     const delta = choice.delta ?? {};
+    if (!isObject(delta)) throw malformedStream(provider, '`delta` is not an object');
+    const toolCalls = delta.tool_calls ?? [];
+    if (!Array.isArray(toolCalls)) throw malformedStream(provider, '`tool_calls` is not an array');
     for (const [kind, text] of [
       ['reasoning', delta.reasoning_content],
       ['text', delta.content],
@@ -112,7 +122,13 @@ export async function* translateChatCompletionsStream(
         ? { type: 'text-delta', index: current.index, text }
         : { type: 'reasoning-delta', index: current.index, text };
     }
-    for (const call of delta.tool_calls ?? []) {
+    for (const call of toolCalls as unknown[]) {
+      if (
+        !isObject(call) ||
+        (call.function !== undefined && call.function !== null && !isObject(call.function))
+      ) {
+        throw malformedStream(provider, 'a tool call delta is not an object');
+      }
       const position = typeof call.index === 'number' ? call.index : toolBlocks.size;
       let block = toolBlocks.get(position);
       if (block === undefined) {
@@ -125,7 +141,10 @@ export async function* translateChatCompletionsStream(
       if (typeof call.id === 'string' && call.id !== '' && block.id === '') block.id = call.id;
       const name = call.function?.name;
       if (typeof name === 'string' && name !== '' && block.name === '') block.name = name;
-      const argumentsDelta = call.function?.arguments ?? '';
+      const fragment: unknown = call.function?.arguments;
+      // A few servers send the arguments as an object rather than JSON text.
+      const argumentsDelta =
+        typeof fragment === 'string' ? fragment : isObject(fragment) ? JSON.stringify(fragment) : '';
       block.text += argumentsDelta;
       const chunk: StreamChunk = {
         type: 'tool-call-delta',
@@ -149,6 +168,10 @@ export async function* translateChatCompletionsStream(
   for (const block of blocks) yield { type: 'block-end', index: block.index, block: finalBlock(block) };
   if (usage !== undefined) yield { type: 'usage', usage };
   yield { type: 'finish', reason: finishOf(finishReason, blocks, provider) };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> & WireToolCallDelta & WireDelta {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function finalBlock(block: OpenBlock): ContentBlock {

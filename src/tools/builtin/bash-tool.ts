@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import type { ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { existsSync, statSync } from 'node:fs';
 import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
@@ -84,12 +86,20 @@ export function createBashTool(settings: BuiltinSettings): Tool<BashArgs> {
       });
       const started = Date.now();
       // One pipe for both streams keeps stdout and stderr in the order the command wrote them.
-      const child = spawn(shell, ['-c', `exec 2>&1\n${args.command}`], {
-        cwd: directory.real,
-        env: commandEnvironment(process.env, settings.allowEnv),
-        detached: true,
-        stdio: ['ignore', 'pipe', 'ignore'],
-      });
+      let child: ChildProcessByStdio<null, Readable, null>;
+      try {
+        child = spawn(shell, ['-c', `exec 2>&1\n${args.command}`], {
+          cwd: directory.real,
+          env: commandEnvironment(process.env, settings.allowEnv),
+          detached: true,
+          stdio: ['ignore', 'pipe', 'ignore'],
+        });
+      } catch (error) {
+        // Refused before a process exists: E2BIG for an over-long command, EAGAIN, ENOMEM…
+        throw new ToolError('SPAWN_FAILED', `could not start ${shell}: ${(error as Error).message}`, {
+          cause: error,
+        });
+      }
       const groupId = child.pid;
       let ending: 'timeout' | 'abort' | undefined;
       let termination: Promise<boolean> | undefined;

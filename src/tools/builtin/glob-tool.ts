@@ -53,7 +53,15 @@ export function createGlobTool(settings: BuiltinSettings): Tool<GlobArgs> {
         // Missing: reported just below, like a file given where a directory is needed.
       }
       if (!isDirectory) throw new ToolError('NOT_A_DIRECTORY', `${requested} is not an existing directory`);
-      const matches = picomatch(args.pattern, { dot: true });
+      let matches: (path: string) => boolean;
+      try {
+        matches = picomatch(args.pattern, { dot: true });
+      } catch (error) {
+        throw new ToolError(
+          'INVALID_PATTERN',
+          `the glob pattern cannot be used: ${(error as Error).message}`,
+        );
+      }
       const found: string[] = [];
       let total = 0;
       for await (const file of walkFiles(workspace, checked.real, {

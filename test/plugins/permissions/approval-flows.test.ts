@@ -202,7 +202,9 @@ describe('approval flows through a real agent', () => {
     expect(loggedResults(f.agent)).toEqual([
       {
         callId: 'w1',
-        text: 'Error: write_file needs approval and no approver is attached, so it was denied',
+        text: expect.stringMatching(
+          /^Error: write_file needs approval \(.+\) and no approver is attached, so it was denied$/,
+        ),
         isError: true,
         code: 'TOOL_DENIED',
       },

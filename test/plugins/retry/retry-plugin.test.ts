@@ -76,7 +76,7 @@ describe('retry plugin through a real agent and the real HTTP adapter', () => {
         code: 'RATE_LIMIT',
         status: 429,
         providerRetryAfterMs: 1000,
-        message: 'deepseek: Rate limit reached',
+        message: 'deepseek: Rate limit reached (the provider asks to wait 1 s before retrying)',
       },
       provider: 'deepseek',
       model: 'deepseek-chat',
@@ -218,10 +218,49 @@ describe('retry plugin through a real agent and the real HTTP adapter', () => {
     expect(dataOf(agent, 'turn/end')).toEqual([{ turn: 1, reason: { kind: 'completed' } }]);
   });
 
-  it('leaves CONTEXT_WINDOW_EXCEEDED, and a Retry-After above the cap, to others', async () => {
+  it('a Retry-After longer than the backoff cap but within maxRetryAfterMs is waited exactly', async () => {
+    const { agent, server } = await start(
+      [{ status: 429, headers: { 'retry-after-ms': '300' }, error: { message: 'busy' } }, { text: 'hello' }],
+      retryPlugin({ initialDelayMs: 5, maxDelayMs: 50 }),
+    );
+    agent.followup('hi');
+    await agent.whenIdle();
+    expect(dataOf<{ delayMs: number; attempt: number }>(agent, 'llm/retry')).toMatchObject([
+      { attempt: 1, delayMs: 300, failure: { code: 'RATE_LIMIT', providerRetryAfterMs: 300 } },
+    ]);
+    expect(dataOf(agent, 'turn/end')).toEqual([{ turn: 1, reason: { kind: 'completed' } }]);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('past maxRetryAfterMs the failure stands, and its message says how long to wait', async () => {
+    const { agent, server } = await start(
+      [{ status: 429, headers: { 'retry-after': '90' }, error: { message: 'Rate limit reached' } }],
+      retryPlugin({ maxRetryAfterMs: 60_000 }),
+    );
+    agent.followup('hi');
+    await agent.whenIdle();
+    expect(dataOf(agent, 'llm/retry')).toEqual([]);
+    expect(dataOf(agent, 'turn/end')).toEqual([
+      {
+        turn: 1,
+        reason: {
+          kind: 'error',
+          error: {
+            code: 'RATE_LIMIT',
+            status: 429,
+            providerRetryAfterMs: 90_000,
+            message: 'deepseek: Rate limit reached (the provider asks to wait 1 min 30 s before retrying)',
+          },
+        },
+      },
+    ]);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('leaves CONTEXT_WINDOW_EXCEEDED, and a Retry-After above the limit, to others', async () => {
     const { agent, server } = await start([
       { status: 400, error: { message: "This model's maximum context length is 128000 tokens" } },
-      { status: 429, headers: { 'retry-after': '60' }, error: { message: 'later' } },
+      { status: 429, headers: { 'retry-after': '61' }, error: { message: 'later' } },
     ]);
     agent.followup('one');
     await agent.whenIdle();

@@ -43,7 +43,9 @@ export function App() {
   const [banners, setBanners] = useState<Banner[]>([]);
   const [showSettings, setShowSettings] = useState(false);
   const [dismissedBudget, setDismissedBudget] = useState<number | undefined>(undefined);
-  const [pickedModel, setPickedModel] = useState<{ provider: string; model: string } | undefined>(undefined);
+  const [pickedModel, setPickedModel] = useState<
+    { provider: string; model: string; reasoningEffort?: string } | undefined
+  >(undefined);
   // Set when the server refuses this page's token: one banner, not one per failed call.
   const [authFailed, setAuthFailed] = useState(false);
   const [missingSession, setMissingSession] = useState<string | undefined>(undefined);
@@ -288,9 +290,11 @@ export function App() {
           onToggleSidebar={() => setSidebarOpen((value) => !value)}
           models={models}
           model={currentModel ?? undefined}
-          onModel={(provider, model) => {
-            setPickedModel({ provider, model });
-            if (currentId !== undefined) call('PUT', '/model', { provider, model });
+          onModel={(provider, model, reasoningEffort) => {
+            const choice =
+              reasoningEffort !== undefined ? { provider, model, reasoningEffort } : { provider, model };
+            setPickedModel(choice);
+            if (currentId !== undefined) call('PUT', '/model', choice);
           }}
           turnUsage={lastTurn?.usage}
           turnCost={lastTurn !== undefined ? costOf(state.cost(pricing, lastTurn.turn)) : undefined}

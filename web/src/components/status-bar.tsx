@@ -6,8 +6,9 @@ export function StatusBar(props: {
   status: 'idle' | 'running';
   connection: 'connecting' | 'open' | 'reconnecting';
   models: readonly ModelRow[];
-  model: { provider: string; model: string } | undefined;
-  onModel: (provider: string, model: string) => void;
+  model: { provider: string; model: string; reasoningEffort?: string } | undefined;
+  /** A model choice; `reasoningEffort` unset means the model's default. */
+  onModel: (provider: string, model: string, reasoningEffort?: string) => void;
   turnUsage: Usage | undefined;
   turnCost: number | undefined;
   sessionUsage: Usage;
@@ -19,6 +20,7 @@ export function StatusBar(props: {
   onToggleSidebar: () => void;
 }) {
   const value = props.model !== undefined ? `${props.model.provider}/${props.model.model}` : '';
+  const row = props.models.find((candidate) => `${candidate.provider}/${candidate.model}` === value);
   return (
     <header class="status-bar">
       <button
@@ -59,6 +61,12 @@ export function StatusBar(props: {
           ))}
         </select>
       </label>
+      {props.model !== undefined && row?.reasoning === true && (
+        <ReasoningPicker
+          value={props.model.reasoningEffort}
+          onChange={(effort) => props.onModel(props.model!.provider, props.model!.model, effort)}
+        />
+      )}
       <span class="meter" data-testid="meter" title="input / output tokens (cost)">
         {props.turnUsage !== undefined && <>turn {formatUsage(props.turnUsage, props.turnCost)} · </>}
         session {formatUsage(props.sessionUsage, props.sessionCost)}
@@ -116,4 +124,35 @@ function formatUsage(usage: Usage, cost: number | undefined): string {
 
 function compact(value: number): string {
   return value >= 10_000 ? `${Math.round(value / 1000)}k` : String(value);
+}
+
+const effortLevels = ['none', 'low', 'medium', 'high', 'max'] as const;
+
+/** The reasoning effort of the chosen model: its default, a level, or the budget the session uses. */
+function ReasoningPicker(props: {
+  value: string | undefined;
+  onChange: (effort: string | undefined) => void;
+}) {
+  const known = props.value === undefined || (effortLevels as readonly string[]).includes(props.value);
+  return (
+    <label class="model-picker">
+      <span class="sr-only">Reasoning effort</span>
+      <select
+        data-testid="reasoning-picker"
+        value={props.value ?? ''}
+        onChange={(event) => {
+          const chosen = (event.target as HTMLSelectElement).value;
+          props.onChange(chosen === '' ? undefined : chosen);
+        }}
+      >
+        <option value="">effort: default</option>
+        {!known && <option value={props.value}>thinking: {props.value} tokens</option>}
+        {effortLevels.map((level) => (
+          <option key={level} value={level}>
+            effort: {level}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
 }

@@ -1,3 +1,4 @@
+import { useEffect, useState } from 'preact/hooks';
 import type {
   AssistantItem,
   CompactionItem,
@@ -97,6 +98,7 @@ function RetryingView({ failure, retry }: { failure: LlmFailure; retry: RetryIte
     <div class="notice notice-retry" data-testid="retry-notice">
       <span class="chip chip-code">{failure.code}</span> {failure.message} — retrying in{' '}
       {Math.round(retry.delayMs / 100) / 10}s (automatic retry {retry.attempt})
+      <RetryCountdown endsAt={retry.endsAt} />
     </div>
   );
 }
@@ -169,9 +171,10 @@ function ItemView({
       );
     case 'retry':
       return (
-        <div class="notice">
+        <div class="notice" data-testid="retry-notice">
           Retrying (attempt {item.attempt}) in {Math.round(item.delayMs / 100) / 10}s after{' '}
           {item.failure.code}
+          <RetryCountdown endsAt={item.endsAt} />
         </div>
       );
     case 'cancelled':
@@ -273,5 +276,23 @@ function TurnEndView({ turn, reason }: { turn: number; reason: TurnEndReason }) 
     <div class={`turn-end reason-${reason.kind}`} data-testid="turn-end" data-turn-end={reason.kind}>
       {text[reason.kind]}
     </div>
+  );
+}
+
+/** The seconds left until a retry starts, ticking while any remain (nothing once the wait is over). */
+function RetryCountdown({ endsAt }: { endsAt: number }) {
+  const [now, setNow] = useState(() => Date.now());
+  const left = Math.ceil((endsAt - now) / 1000);
+  useEffect(() => {
+    if (left <= 0) return undefined;
+    const timer = setTimeout(() => setNow(Date.now()), 250);
+    return () => clearTimeout(timer);
+  }, [now, left]);
+  if (left <= 0) return null;
+  return (
+    <span class="retry-countdown" data-testid="retry-countdown">
+      {' '}
+      — {left}s left
+    </span>
   );
 }
