@@ -3,7 +3,7 @@ import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
 import { pathArgument } from './builtin-settings.ts';
-import { existingFile, readTextFile, writeTextFile } from './file-access.ts';
+import { readTextFile, writeTextFile } from './file-access.ts';
 import { ToolError } from '../tool-error.ts';
 
 /** Arguments of `write_file`. */
@@ -35,22 +35,20 @@ export function createWriteFileTool(settings: BuiltinSettings): Tool<WriteFileAr
     },
     paths: (args) => pathArgument(args),
     execute(args) {
-      const checked = workspace.check(args.path, 'write');
-      const existed = existingFile(workspace, checked);
+      let existed = true;
       let before: string | undefined;
-      if (existed) {
-        try {
-          before = readTextFile(workspace, checked, maxDiffBytes).text;
-        } catch (error) {
-          // A binary or huge previous version is still replaced; only its diff is left out.
-          if (
-            !(error instanceof ToolError) ||
-            (error.code !== 'BINARY_FILE' && error.code !== 'FILE_TOO_LARGE')
-          )
-            throw error;
-        }
+      try {
+        before = readTextFile(workspace, args.path, maxDiffBytes).text;
+      } catch (error) {
+        // A missing file is created; a binary or huge previous version is still replaced, without a diff.
+        if (!(error instanceof ToolError)) throw error;
+        if (error.code === 'FILE_NOT_FOUND') existed = false;
+        else if (error.code !== 'BINARY_FILE' && error.code !== 'FILE_TOO_LARGE') throw error;
       }
-      const bytes = writeTextFile(workspace, checked, args.content);
+      const outcome = writeTextFile(workspace, args.path, args.content);
+      const checked = outcome.resolved;
+      const bytes = outcome.bytes;
+      existed = outcome.replaced;
       const lines =
         args.content === '' ? 0 : args.content.split('\n').length - (args.content.endsWith('\n') ? 1 : 0);
       const meta: { path: string; created: boolean; bytes: number; diff?: string } = {
