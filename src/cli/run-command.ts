@@ -61,6 +61,7 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
       ...(budgets !== undefined ? { budgets } : {}),
     });
     if (interrupt.pressed) return exitCodes.aborted;
+    for (const warning of harness.warnings) output.notice(warning);
     const agent = await openAgent(harness, { cwd, resumeId, continueLatest, model });
     for (const notice of harness.usingDemo && model === undefined && resumeId === undefined && !continueLatest
       ? harness.notices

@@ -22,7 +22,7 @@ export async function webCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
     ...(approve !== undefined ? { approve } : {}),
   });
   try {
-    for (const notice of harness.notices) io.stderr.write(`${notice}\n`);
+    for (const notice of [...harness.warnings, ...harness.notices]) io.stderr.write(`${notice}\n`);
     try {
       const build = await buildWeb();
       if (build.built) io.stderr.write(`Built the Web UI into ${build.outDir}.\n`);

@@ -216,7 +216,8 @@ export class PathWalk {
           if (code === 'ELOOP') continue;
         }
         if (code === 'ENOENT' && createFor !== undefined) {
-          this.#workspace.assertPermitted(this.describe(path), createFor);
+          // Below a missing directory nothing exists yet: the rest of the path is where the call lands.
+          this.#workspace.assertPermitted(this.describe(join(path, ...this.#queue)), createFor);
           this.#countHop();
           try {
             mkdirSync(insideHeld(parent, name), 0o777);
