@@ -4,7 +4,7 @@ import picomatch from 'picomatch';
 import type { PreToolDecision, ToolConfinement, ToolEffect } from '../../tools/index.ts';
 import type { PathZone } from '../../tools/builtin/index.ts';
 import type { ShellPart } from './shell-command.ts';
-import { parseShellCommand, stripWrappers } from './shell-command.ts';
+import { parseShellCommand } from './shell-command.ts';
 
 /**
  * How much runs without asking: `ask` (reads inside the workspace run; the rest asks), `auto-edit`
@@ -122,9 +122,9 @@ function pathMatches(pattern: string, path: PathFact): boolean {
   );
 }
 
-// A deny pattern matches a part in any of its spellings: as written, unquoted, or without wrappers.
+// A deny pattern matches a part in any of its spellings: as written, unquoted, wrappers peeled, paths cut.
 function denyMatchesPart(pattern: string, part: ShellPart): boolean {
-  const spellings = new Set([part.raw, part.plain, stripWrappers(part.raw), stripWrappers(part.plain)]);
+  const spellings = new Set([part.raw, part.plain, ...part.spellings]);
   for (const spelling of spellings) if (wildcardMatches(pattern, spelling)) return true;
   return false;
 }
@@ -177,12 +177,20 @@ function coveredByAllowRules(
       (part) =>
         !part.opaque &&
         !part.writesFile &&
+        part.undecidable === undefined &&
         commandRules.some((rule) => wildcardMatches(rule.command!, part.raw)),
     );
     if (!everyPart) return false;
     return facts.paths.every((path) => path.zone === 'inside' || pathCoveredByRule(relevant, path));
   }
   return facts.paths.length > 0 && facts.paths.every((path) => pathCoveredByRule(relevant, path));
+}
+
+// Why some command of a parsed line cannot be known before it runs (undefined when all can be).
+function undecidedPart(parsed: { parts: readonly ShellPart[]; complete: boolean }): string | undefined {
+  const part = parsed.parts.find((candidate) => candidate.undecidable !== undefined);
+  if (part !== undefined) return part.undecidable;
+  return parsed.complete ? undefined : 'the line uses shell syntax the rule matcher does not follow';
 }
 
 function describeCall(facts: CallFacts): string {
@@ -213,6 +221,23 @@ export function evaluatePermission(facts: CallFacts, config: PolicyConfig): Perm
       return verdict({
         kind: 'deny',
         reason: rule.reason ?? `${describeCall(facts)}, which a deny rule forbids`,
+      });
+    }
+  }
+  // What the analysis cannot see through counts as matching a deny rule, so a human decides.
+  const unknown = facts.command === undefined ? undefined : undecidedPart(parsed);
+  if (unknown !== undefined) {
+    const rule = config.rules.find(
+      (candidate) =>
+        candidate.decision === 'deny' &&
+        candidate.command !== undefined &&
+        toolMatches(candidate, facts.tool) &&
+        (candidate.path === undefined || facts.paths.some((path) => pathMatches(candidate.path!, path))),
+    );
+    if (rule !== undefined) {
+      return verdict({
+        kind: 'ask',
+        reason: `${describeCall(facts)}; Rein cannot tell what it runs (${unknown}), so the deny rule ${JSON.stringify(rule.command)} might apply`,
       });
     }
   }
