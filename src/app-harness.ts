@@ -27,7 +27,8 @@ import { agentsMdPlugin } from './prompt/index.ts';
 import type { PricingLookup, SessionStore } from './session/index.ts';
 import { DiskSessionStore } from './session/stores/index.ts';
 import type { Tool } from './tools/index.ts';
-import { builtinTools } from './tools/builtin/index.ts';
+import type { SandboxSettings } from './tools/builtin/index.ts';
+import { builtinTools, sandboxStatus } from './tools/builtin/index.ts';
 
 /** Options of `createReinHarness`. */
 export interface ReinHarnessOptions {
@@ -55,6 +56,8 @@ export interface ReinHarnessOptions {
   plugins?: readonly HarnessPlugin[];
   /** Bound of the rolling pool of parallel tool calls; 10 by default. */
   maxParallelToolCalls?: number;
+  /** How `bash` is sandboxed in the `sandbox` approval mode (network, extra hidden paths, `bwrap`). */
+  sandbox?: SandboxSettings;
 }
 
 /** A provider/model pair. */
@@ -104,6 +107,8 @@ export class ReinHarness extends Harness {
   readonly usingDemo: boolean;
   /** What the user should be told about this composition (one sentence each). */
   readonly notices: readonly string[];
+  /** What the user must be told loudly on every start (e.g. that the sandbox mode fell back to `ask`). */
+  readonly warnings: readonly string[];
   readonly #env: Readonly<Record<string, string | undefined>>;
   // Providers that do not come from the configuration (the demo, extra adapters): never reloaded.
   readonly #localProviders: ReadonlySet<string>;
@@ -115,6 +120,7 @@ export class ReinHarness extends Harness {
       approvalMode: PermissionMode;
       usingDemo: boolean;
       notices: readonly string[];
+      warnings?: readonly string[];
       env: Readonly<Record<string, string | undefined>>;
       localProviders: readonly string[];
     },
@@ -125,6 +131,7 @@ export class ReinHarness extends Harness {
     this.approvalMode = options.approvalMode;
     this.usingDemo = options.usingDemo;
     this.notices = options.notices;
+    this.warnings = options.warnings ?? [];
     this.#env = options.env;
     this.#localProviders = new Set(options.localProviders);
   }
@@ -185,17 +192,28 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
   const home = resolveReinHome(options.home, env);
   const cwd = resolve(options.cwd);
   assertDirectory(cwd);
-  const approvalMode = options.approve ?? 'ask';
+  let approvalMode = options.approve ?? 'ask';
   if (!permissionModes.includes(approvalMode)) {
     throw new HarnessError(
       'INVALID_OPTIONS',
       `approval mode '${String(approvalMode)}' is not one of ${permissionModes.join(', ')}`,
     );
   }
+  const notices: string[] = [];
+  const warnings: string[] = [];
+  if (approvalMode === 'sandbox') {
+    const status = sandboxStatus(options.sandbox?.bwrap ?? present(env['REIN_BWRAP']));
+    if (!status.available) {
+      approvalMode = 'ask';
+      warnings.push(
+        `WARNING: the sandbox approval mode is not available: ${status.detail}. Rein falls back to the ` +
+          'ask mode: every command asks before it runs (rein doctor shows the sandbox check).',
+      );
+    }
+  }
   const config = await loadReinConfig(home);
   const inputs = { env, config };
   const { providers: configured } = createConfiguredProviders(inputs);
-  const notices: string[] = [];
   let harness: ReinHarness | undefined;
   const demo = new DemoProvider({
     cwd: (sessionId) =>
@@ -255,7 +273,18 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     ...(options.plugins ?? []),
   ];
   const tools: Tool<never>[] = [
-    ...builtinTools({ workspace: cwd, reinHome: home }),
+    ...builtinTools({
+      workspace: cwd,
+      reinHome: home,
+      ...(approvalMode === 'sandbox'
+        ? {
+            sandbox: {
+              ...options.sandbox,
+              ...optionalBwrap(options.sandbox?.bwrap ?? present(env['REIN_BWRAP'])),
+            },
+          }
+        : {}),
+    }),
     ...(options.tools ?? []),
   ];
   // Session costs are priced through the registered adapters, which exist only once the harness does.
@@ -281,6 +310,7 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     approvalMode,
     usingDemo,
     notices,
+    warnings,
     env,
     localProviders: [demo.provider, ...extra.map((adapter) => adapter.provider)],
     ...(options.maxParallelToolCalls !== undefined
@@ -321,4 +351,8 @@ function demoDelay(env: Readonly<Record<string, string | undefined>>): { delayMs
   if (text === undefined || text === '') return {};
   const value = Number(text);
   return Number.isFinite(value) && value >= 0 ? { delayMs: value } : {};
+}
+
+function optionalBwrap(bwrap: string | undefined): { bwrap?: string } {
+  return bwrap !== undefined ? { bwrap } : {};
 }

@@ -20,7 +20,8 @@ const approveOption: OptionSpec = {
   value: 'mode',
   description:
     'Approval mode: ask (default; reads run, writes and shell commands ask), auto-edit (edits run, ' +
-    'shell commands ask), yolo (everything runs), read-only (changes are denied).',
+    'shell commands ask), sandbox (edits run, shell commands run unasked inside a bubblewrap sandbox; ' +
+    'falls back to ask where bwrap cannot run), yolo (everything runs), read-only (changes are denied).',
 };
 const jsonOption = (description: string): OptionSpec => ({ name: 'json', type: 'boolean', description });
 

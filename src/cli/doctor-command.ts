@@ -7,6 +7,7 @@ import {
   loadReinConfig,
   reinConfigPath,
   resolveReinHome,
+  sandboxStatus,
 } from '../internal.ts';
 import { exitCodes } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
@@ -28,7 +29,7 @@ const minimumNode = [20, 19] as const;
 export async function doctorCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const checks: DoctorCheck[] = [nodeCheck()];
   const home = resolveReinHome(undefined, io.env);
-  checks.push(await homeCheck(home), ...(await providerChecks(home, io.env)));
+  checks.push(await homeCheck(home), ...(await providerChecks(home, io.env)), sandboxCheck(io.env));
   let harness: ReinHarness | undefined;
   try {
     harness = await createReinHarness({ cwd: io.cwd, env: io.env, home });
@@ -65,6 +66,19 @@ export async function doctorCommand(parsed: ParsedCommand, io: CliIo): Promise<n
     );
   }
   return checks.some((check) => check.status === 'fail') ? exitCodes.error : exitCodes.ok;
+}
+
+function sandboxCheck(env: CliIo['env']): DoctorCheck {
+  const chosen = env['REIN_BWRAP'];
+  const status = sandboxStatus(chosen !== undefined && chosen !== '' ? chosen : undefined);
+  return status.available
+    ? { name: 'sandbox', status: 'ok', detail: `--approve sandbox works: ${status.detail}` }
+    : {
+        name: 'sandbox',
+        status: 'warn',
+        detail: `--approve sandbox is unavailable and falls back to ask: ${status.detail}`,
+        fix: 'install bubblewrap (apt-get install bubblewrap) and allow user namespaces (kernel.unprivileged_userns_clone=1)',
+      };
 }
 
 function nodeCheck(): DoctorCheck {

@@ -61,6 +61,7 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
       ...(budgets !== undefined ? { budgets } : {}),
     });
     if (interrupt.pressed) return exitCodes.aborted;
+    for (const warning of harness.warnings) output.notice(warning);
     const agent = await openAgent(harness, { cwd, resumeId, continueLatest, model, reasoningEffort });
     // The demo notice is for a fresh run that fell back to it; other notices (an undescribed model) always show.
     const fellBack = model === undefined && resumeId === undefined && !continueLatest;

@@ -24,7 +24,7 @@ export async function webCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
     ...(approve !== undefined ? { approve } : {}),
   });
   try {
-    for (const notice of harness.notices) io.stderr.write(`${notice}\n`);
+    for (const notice of [...harness.warnings, ...harness.notices]) io.stderr.write(`${notice}\n`);
     if (!existsSync(join(webPaths.dist, 'index.html'))) {
       // The API still serves; the browser page explains that the UI is missing.
       io.stderr.write(

@@ -85,10 +85,20 @@ export async function startReinServer(options: ReinServerOptions): Promise<ReinS
   };
   let port = 0;
 
-  const server = createServer((request, response) => {
-    setSecurityHeaders(response);
-    handle(request, response).catch((error: unknown) => sendError(response, error));
-  });
+  const headersTimeout = options.headersTimeoutMs ?? 5_000;
+  const requestTimeout = Math.max(options.requestTimeoutMs ?? 30_000, headersTimeout);
+  const server = createServer(
+    {
+      headersTimeout,
+      requestTimeout,
+      // Node checks these timeouts on an interval (30 s by default): check often enough to honour them.
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4))),
+    },
+    (request, response) => {
+      setSecurityHeaders(response);
+      handle(request, response).catch((error: unknown) => sendError(response, error, request));
+    },
+  );
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     checkHostAndOrigin(request, port);
@@ -200,12 +210,22 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
   response.end(text);
 }
 
-function sendError(response: ServerResponse, error: unknown): void {
+function sendError(response: ServerResponse, error: unknown, request: IncomingMessage): void {
   const { status, code, message } = describeFailure(error);
   if (status >= 500 && status !== 501 && status !== 503) console.error('[rein server]', error);
   if (response.headersSent) {
     response.end();
     return;
+  }
+  if (status === 413) {
+    // The rest of an oversize body is never read: stop reading, answer, and close the connection.
+    request.pause();
+    response.setHeader('Connection', 'close');
+    response.once('finish', () => {
+      request.socket.end();
+      // A client that keeps the connection open after the answer is cut off.
+      setTimeout(() => request.socket.destroy(), 1_000).unref();
+    });
   }
   sendJson(response, status, { error: { code, message } });
 }

@@ -80,15 +80,27 @@ export function checkJsonBody(request: IncomingMessage): void {
   }
 }
 
-/** Reads and parses a JSON body of at most `limit` bytes (HttpError 400 / 413). */
-export async function readJsonBody(request: IncomingMessage, limit = 1_048_576): Promise<unknown> {
+/** The largest request body the API reads, in bytes. */
+export const maxRequestBodyBytes = 1_048_576;
+
+/** HttpError 413 for a body over `limit` bytes (the server then closes the connection unread). */
+export function bodyTooLarge(limit: number): HttpError {
+  return new HttpError(413, 'BODY_TOO_LARGE', `request bodies are limited to ${limit} bytes`);
+}
+
+/**
+ * Reads and parses a JSON body of at most `limit` bytes (HttpError 400 / 413). A declared
+ * `Content-Length` over the limit is refused before a byte of the body is read.
+ */
+export async function readJsonBody(request: IncomingMessage, limit = maxRequestBodyBytes): Promise<unknown> {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw bodyTooLarge(limit);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     const buffer = chunk as Buffer;
     size += buffer.length;
-    if (size > limit)
-      throw new HttpError(413, 'BODY_TOO_LARGE', `request bodies are limited to ${limit} bytes`);
+    if (size > limit) throw bodyTooLarge(limit);
     chunks.push(buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');

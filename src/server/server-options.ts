@@ -65,6 +65,10 @@ export interface ReinServerOptions {
   liveEventLimit?: number;
   /** How long a session keeps its approver after its last browser disconnected (default 15 s). */
   approverGraceMs?: number;
+  /** How long a client may take to send a request's headers before it is cut off (default 5 s). */
+  headersTimeoutMs?: number;
+  /** How long a client may take to send a whole request, body included (default 30 s). */
+  requestTimeoutMs?: number;
 }
 
 /** A running server. */

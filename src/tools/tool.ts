@@ -47,6 +47,14 @@ export type ToolOutput =
 /** What a call does to the world; policies (permissions, repetition guard) read it, never the tool's name. */
 export type ToolEffect = 'read' | 'write' | 'execute' | 'other';
 
+/** How the OS confines one call, declared by tools that can run inside a sandbox. */
+export interface ToolConfinement {
+  /** True when the call runs inside an OS sandbox that confines it to the workspace. */
+  readonly sandboxed: boolean;
+  /** True when the call may reach the network. */
+  readonly network: boolean;
+}
+
 /** A tool definition. */
 export interface Tool<Args = unknown> {
   readonly name: string;
@@ -59,6 +67,8 @@ export interface Tool<Args = unknown> {
   paths?(args: Args): string[];
   /** The shell command a call runs, for command-aware policies. */
   command?(args: Args): string | undefined;
+  /** How a call would be confined by the OS, for policies that let sandboxed calls run unasked. */
+  confinement?(args: Args): ToolConfinement;
   /**
    * JSON Schema of the arguments, or a zod schema (converted to JSON Schema for the model). Omitted: a
    * raw tool, which receives whatever the model sent (parsed JSON, or the raw string when it is not JSON).

@@ -82,7 +82,7 @@ const cases: { name: string; args: string[]; code: number; line: RegExp; usage: 
     name: 'a bad --approve',
     args: ['run', '--approve', 'maybe', 'hello'],
     code: 2,
-    line: /^rein: '--approve' must be one of ask, auto-edit, yolo, read-only, not 'maybe'$/,
+    line: /^rein: '--approve' must be one of ask, auto-edit, sandbox, yolo, read-only, not 'maybe'$/,
     usage: true,
   },
   {

@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loggedResults, permissionFixture } from '../plugins/permissions/support.ts';
@@ -11,7 +19,7 @@ const marker = 'TOP-SECRET';
 const outsideMarkers = [marker, 'root:x:0'];
 
 let box: Sandbox;
-let cases: { label: string; path: string }[];
+let cases: { label: string; path: string; asks?: boolean }[];
 
 /** A fingerprint of everything outside the workspace that a tool could touch. */
 function fingerprint(directories: string[]): string {
@@ -51,6 +59,12 @@ beforeAll(() => {
   symlinkSync('/etc', join(ws, 'etc-link'));
   symlinkSync(join(box.outside), join(ws, 'sub/deeper/escape'));
   const secret = join(box.outside, 'secret.txt');
+  linkSync(secret, join(ws, 'hard-secret'));
+  linkSync(join(sibling, 'secret.txt'), join(ws, 'sub/hard-deep'));
+  symlinkSync(box.outside, join(ws, 'l\u0456nk-dir'));
+  symlinkSync(box.outside, join(ws, '\uff4c\uff49\uff4e\uff4b'));
+  symlinkSync('link-dir', join(ws, 'link-to-link'));
+  symlinkSync('../outside', join(ws, 'rel-dir'));
   cases = [
     { label: 'parent traversal to a file', path: '../outside/secret.txt' },
     { label: 'parent traversal to a directory', path: '../outside' },
@@ -107,6 +121,21 @@ beforeAll(() => {
     { label: 'long traversal chain', path: `${'sub/../'.repeat(300)}../outside/secret.txt` },
     { label: 'traversal with many parents', path: `${'../'.repeat(40)}etc/passwd` },
     { label: 'symlink then absolute-looking segment', path: 'link-dir//secret.txt' },
+    { label: 'hard link to an outside file', path: 'hard-secret', asks: true },
+    { label: 'hard link in a subdirectory', path: 'sub/hard-deep', asks: true },
+    { label: 'proc root magic link to an outside file', path: `/proc/self/root${secret}` },
+    { label: 'proc root magic link to /etc/passwd', path: '/proc/self/root/etc/passwd' },
+    { label: 'proc pid root magic link', path: `/proc/${process.pid}/root${secret}` },
+    { label: 'proc cwd magic link to a file', path: '/proc/self/cwd/package.json' },
+    { label: 'proc fd magic link', path: '/proc/self/fd/0' },
+    { label: 'dev stdin', path: '/dev/stdin' },
+    { label: 'look-alike (Cyrillic i) symlinked directory', path: 'l\u0456nk-dir/secret.txt' },
+    { label: 'look-alike (fullwidth) symlinked directory', path: '\uff4c\uff49\uff4e\uff4b/secret.txt' },
+    { label: 'symlink to a symlinked directory', path: 'link-to-link/secret.txt' },
+    { label: 'absolute path through a symlinked directory', path: `${ws}/link-dir/secret.txt` },
+    { label: 'home then far up to the outside file', path: `~/${'../'.repeat(12)}${secret.slice(1)}` },
+    { label: 'symlinked directory with a trailing dot', path: 'link-dir/.' },
+    { label: 'relative symlink to an outside directory', path: 'rel-dir/secret.txt' },
   ];
 });
 
@@ -118,6 +147,7 @@ const operations = {
   edit: (path: string) => ({ name: 'edit_file', args: { path, old_string: marker, new_string: 'PWNED' } }),
   list: (path: string) => ({ name: 'list_dir', args: { path } }),
   grep: (path: string) => ({ name: 'grep', args: { pattern: `${marker}|root:x:0`, path } }),
+  glob: (path: string) => ({ name: 'glob', args: { pattern: '**/*', path, include_ignored: true } }),
 } as const;
 
 const watched = (): string[] => [
@@ -128,8 +158,8 @@ const watched = (): string[] => [
 ];
 
 describe('the path-escape corpus', () => {
-  it('holds at least 50 cases', () => {
-    expect(cases.length).toBeGreaterThanOrEqual(50);
+  it('holds at least 60 cases', () => {
+    expect(cases.length).toBeGreaterThanOrEqual(60);
   });
 
   for (const operation of Object.keys(operations) as (keyof typeof operations)[]) {
@@ -170,8 +200,11 @@ describe('the path-escape corpus', () => {
         const label = cases[index]!.label;
         expect(result.isError, `${operation} ${label}`).toBe(true);
         expect(result.code, `${operation} ${label}`).toBe('TOOL_DENIED');
-        if (operation === 'write' || operation === 'edit') {
+        if ((operation === 'write' || operation === 'edit') && cases[index]!.asks !== true) {
           expect(askedFor.has(result.callId), `${operation} ${label} is refused without asking`).toBe(false);
+        }
+        if (cases[index]!.asks === true) {
+          expect(askedFor.has(result.callId), `${operation} ${label} asks first`).toBe(true);
         }
         for (const secret of outsideMarkers)
           expect(result.text, `${operation} ${label}`).not.toContain(secret);
@@ -194,6 +227,13 @@ describe('the path-escape corpus', () => {
     const grep = await run(tools.grep, { pattern: `${marker}|root:x:0`, include_ignored: true });
     expect(textOf(grep.output)).toMatch(/^No matches/);
     const glob = await run(tools.glob, { pattern: '**/*', include_ignored: true });
-    expect(textOf(glob.output)).toBe('inside.txt');
+    const [first, ...notes] = textOf(glob.output).split('\n');
+    expect(first).toBe('inside.txt');
+    expect(notes).toEqual([
+      '(skipped 15 symlinks leading outside what this call may read: chain1, chain2, dangling, etc-link, ' +
+        'home-link, link-dir, link-file, link-to-link, l\u0456nk-dir, nested/up, rel-dir, rel-link, sib-link, ' +
+        'sub/deeper/escape, \uff4c\uff49\uff4e\uff4b)',
+      '(skipped 2 hard-linked files (another name may lie outside the workspace): hard-secret, sub/hard-deep)',
+    ]);
   });
 });

@@ -1,19 +1,27 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import picomatch from 'picomatch';
-import type { PreToolDecision, ToolEffect } from '../../tools/index.ts';
+import type { PreToolDecision, ToolConfinement, ToolEffect } from '../../tools/index.ts';
 import type { PathZone } from '../../tools/builtin/index.ts';
 import type { ShellPart } from './shell-command.ts';
-import { parseShellCommand, stripWrappers } from './shell-command.ts';
+import { parseShellCommand } from './shell-command.ts';
 
 /**
  * How much runs without asking: `ask` (reads inside the workspace run; the rest asks), `auto-edit`
- * (edits inside the workspace run too), `yolo` (everything runs) and `read-only` (mutations are denied).
+ * (edits inside the workspace run too), `sandbox` (like `auto-edit`, and commands the OS sandbox
+ * confines run too; whatever would leave the sandbox asks), `yolo` (everything runs) and `read-only`
+ * (mutations are denied).
  */
-export type PermissionMode = 'ask' | 'auto-edit' | 'yolo' | 'read-only';
+export type PermissionMode = 'ask' | 'auto-edit' | 'sandbox' | 'yolo' | 'read-only';
 
 /** The permission modes, for validation and UIs. */
-export const permissionModes: readonly PermissionMode[] = ['ask', 'auto-edit', 'yolo', 'read-only'];
+export const permissionModes: readonly PermissionMode[] = [
+  'ask',
+  'auto-edit',
+  'sandbox',
+  'yolo',
+  'read-only',
+];
 
 /**
  * An allow or deny rule. `tool` names the tool (`*` wildcards; any tool when omitted); `command` is a
@@ -40,6 +48,8 @@ export interface PathFact {
   readonly display?: string;
   /** Why the path is unusable, when it is. */
   readonly invalid?: string;
+  /** The link count of a regular file with more than one hard link (another name may lie outside). */
+  readonly hardLinks?: number;
 }
 
 /** What the policy knows about a call: read from the tool's declared properties, never its name. */
@@ -48,6 +58,8 @@ export interface CallFacts {
   readonly effect: ToolEffect;
   readonly command?: string;
   readonly paths: readonly PathFact[];
+  /** How the OS would confine the call, when the tool declares it. */
+  readonly confinement?: ToolConfinement;
 }
 
 /** The policy's verdict, with the outside paths a permitted call may then touch. */
@@ -68,7 +80,9 @@ export interface PolicyConfig {
 /** The key of an `allow-session` approval: the tool, its command and its canonical paths. */
 export function sessionApprovalKey(facts: CallFacts): string {
   const paths = facts.paths.map((path) => path.real ?? path.requested).sort();
-  return JSON.stringify([facts.tool, facts.command ?? null, paths]);
+  const confinement =
+    facts.confinement === undefined ? [] : [facts.confinement.sandboxed, facts.confinement.network];
+  return JSON.stringify([facts.tool, facts.command ?? null, paths, ...confinement]);
 }
 
 function wildcard(pattern: string): RegExp {
@@ -108,9 +122,9 @@ function pathMatches(pattern: string, path: PathFact): boolean {
   );
 }
 
-// A deny pattern matches a part in any of its spellings: as written, unquoted, or without wrappers.
+// A deny pattern matches a part in any of its spellings: as written, unquoted, wrappers peeled, paths cut.
 function denyMatchesPart(pattern: string, part: ShellPart): boolean {
-  const spellings = new Set([part.raw, part.plain, stripWrappers(part.raw), stripWrappers(part.plain)]);
+  const spellings = new Set([part.raw, part.plain, ...part.spellings]);
   for (const spelling of spellings) if (wildcardMatches(pattern, spelling)) return true;
   return false;
 }
@@ -163,12 +177,20 @@ function coveredByAllowRules(
       (part) =>
         !part.opaque &&
         !part.writesFile &&
+        part.undecidable === undefined &&
         commandRules.some((rule) => wildcardMatches(rule.command!, part.raw)),
     );
     if (!everyPart) return false;
     return facts.paths.every((path) => path.zone === 'inside' || pathCoveredByRule(relevant, path));
   }
   return facts.paths.length > 0 && facts.paths.every((path) => pathCoveredByRule(relevant, path));
+}
+
+// Why some command of a parsed line cannot be known before it runs (undefined when all can be).
+function undecidedPart(parsed: { parts: readonly ShellPart[]; complete: boolean }): string | undefined {
+  const part = parsed.parts.find((candidate) => candidate.undecidable !== undefined);
+  if (part !== undefined) return part.undecidable;
+  return parsed.complete ? undefined : 'the line uses shell syntax the rule matcher does not follow';
 }
 
 function describeCall(facts: CallFacts): string {
@@ -202,6 +224,23 @@ export function evaluatePermission(facts: CallFacts, config: PolicyConfig): Perm
       });
     }
   }
+  // What the analysis cannot see through counts as matching a deny rule, so a human decides.
+  const unknown = facts.command === undefined ? undefined : undecidedPart(parsed);
+  if (unknown !== undefined) {
+    const rule = config.rules.find(
+      (candidate) =>
+        candidate.decision === 'deny' &&
+        candidate.command !== undefined &&
+        toolMatches(candidate, facts.tool) &&
+        (candidate.path === undefined || facts.paths.some((path) => pathMatches(candidate.path!, path))),
+    );
+    if (rule !== undefined) {
+      return verdict({
+        kind: 'ask',
+        reason: `${describeCall(facts)}; Rein cannot tell what it runs (${unknown}), so the deny rule ${JSON.stringify(rule.command)} might apply`,
+      });
+    }
+  }
   const access = accessOf(facts.effect);
   const ruleAllowed = coveredByAllowRules(config.rules, facts, parsed.complete, parsed.parts);
   if (access === 'write') {
@@ -229,8 +268,19 @@ export function evaluatePermission(facts: CallFacts, config: PolicyConfig): Perm
   } else {
     grant.read.push(...facts.paths.filter(isOutsideRead).map((path) => path.real!));
   }
+  const shared = facts.paths.filter((path) => path.hardLinks !== undefined && path.real !== undefined);
+  (access === 'write' ? grant.write : grant.read).push(...shared.map((path) => path.real!));
   if (ruleAllowed || config.sessionApprovals.has(sessionApprovalKey(facts)))
     return verdict({ kind: 'allow' });
+  if (shared.length > 0 && config.mode !== 'yolo' && !(config.mode === 'read-only' && access === 'write')) {
+    const first = shared[0]!;
+    return verdict({
+      kind: 'ask',
+      reason:
+        `${describeCall(facts)}; ${first.display ?? first.requested} has ${first.hardLinks} hard links, ` +
+        `so another of its names may lie outside the workspace`,
+    });
+  }
   const outsideRead = access === 'read' && facts.paths.some(isOutsideRead);
   const readAsk = (): PermissionVerdict =>
     verdict({ kind: 'ask', reason: `${describeCall(facts)}, outside the workspace` });
@@ -242,6 +292,20 @@ export function evaluatePermission(facts: CallFacts, config: PolicyConfig): Perm
       return verdict({
         kind: 'deny',
         reason: `${describeCall(facts)}; the session is read-only, so changes are not allowed`,
+      });
+    case 'sandbox':
+      if (facts.effect === 'read') return outsideRead ? readAsk() : verdict({ kind: 'allow' });
+      if (facts.effect === 'write') return verdict({ kind: 'allow' });
+      if (facts.confinement?.sandboxed === true && !facts.confinement.network)
+        return verdict({ kind: 'allow' });
+      return verdict({
+        kind: 'ask',
+        reason:
+          facts.confinement?.sandboxed === true
+            ? `${describeCall(facts)} with network access, which the sandbox does not give`
+            : facts.confinement !== undefined
+              ? `${describeCall(facts)} outside the sandbox`
+              : `${describeCall(facts)}; the sandbox does not confine this tool`,
       });
     case 'auto-edit':
       if (facts.effect === 'read') return outsideRead ? readAsk() : verdict({ kind: 'allow' });

@@ -1,8 +1,9 @@
+import { lstatSync } from 'node:fs';
 import type { HarnessPlugin, PluginHost } from '../../agent/index.ts';
 import type { Disposer } from '../../hooks/index.ts';
 import { HarnessError } from '../../llm/index.ts';
 import type { Session } from '../../session/index.ts';
-import type { PreToolDecision, Tool, ToolCallInfo } from '../../tools/index.ts';
+import type { PreToolDecision, Tool, ToolCallInfo, ToolConfinement } from '../../tools/index.ts';
 import { parseToolArguments } from '../../tools/index.ts';
 import type { PathGrant } from '../../tools/builtin/index.ts';
 import { Workspace, runWithPathGrant } from '../../tools/builtin/index.ts';
@@ -34,16 +35,25 @@ export function callFacts(
 ): CallFacts {
   let requested: string[] = [];
   let command: string | undefined;
+  let confinement: ToolConfinement | undefined;
   try {
     requested = tool?.paths?.(args) ?? [];
     command = tool?.command?.(args);
+    confinement = tool?.confinement?.(args);
   } catch {
     // A tool whose declarations throw on these arguments touches nothing the policy can name.
   }
   const paths: PathFact[] = requested.map((path) => {
     try {
       const resolved = workspace.resolve(path);
-      return { requested: path, real: resolved.real, zone: resolved.zone, display: resolved.display };
+      const links = hardLinkCount(resolved.real);
+      return {
+        requested: path,
+        real: resolved.real,
+        zone: resolved.zone,
+        display: resolved.display,
+        ...(links > 1 ? { hardLinks: links } : {}),
+      };
     } catch (error) {
       return { requested: path, invalid: error instanceof Error ? error.message : String(error) };
     }
@@ -53,7 +63,19 @@ export function callFacts(
     effect: tool?.effect ?? 'other',
     paths,
     ...(command !== undefined ? { command } : {}),
+    ...(confinement !== undefined ? { confinement } : {}),
   };
+}
+
+// The link count of a regular file (1 for anything else, or when it cannot be looked at).
+function hardLinkCount(real: string): number {
+  try {
+    const stat = lstatSync(real);
+    return stat.isFile() ? stat.nlink : 1;
+  } catch {
+    // Missing (a file about to be created) or unreadable: no shared inode to worry about.
+    return 1;
+  }
 }
 
 function combine(ours: PreToolDecision, inner: PreToolDecision): PreToolDecision {

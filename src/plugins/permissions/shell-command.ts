@@ -1,3 +1,7 @@
+import { analyseCommand } from './shell-analysis.ts';
+import type { ShellWord } from './shell-words.ts';
+import { splitWords } from './shell-words.ts';
+
 /** One simple command of a shell command line. */
 export interface ShellPart {
   /** The command as written (quotes kept), whitespace collapsed: what allow patterns match. */
@@ -6,8 +10,14 @@ export interface ShellPart {
   readonly plain: string;
   /** True when the command redirects output into a file (other than /dev/null or another descriptor). */
   readonly writesFile: boolean;
-  /** True when the command runs code the parser cannot see (`eval`, `bash -c …`). */
+  /** True when the command runs code given as text (`eval`, `bash -c …`): never allowed by a rule. */
   readonly opaque: boolean;
+  /** Every spelling a deny pattern is tried against: wrappers peeled, program paths cut to the name. */
+  readonly spellings: readonly string[];
+  /** Why what this command runs cannot be known before it runs (a computed program, stdin to a shell). */
+  readonly undecidable?: string;
+  /** True for a command another one runs (`bash -c`, `eval`, `find -exec`, `xargs`). */
+  readonly nested: boolean;
 }
 
 /** A command line split into every simple command it would run, nested ones included. */
@@ -41,19 +51,25 @@ const reservedPrefixes = new Set([
 ]);
 const reservedAlone = new Set(['fi', 'done', 'esac', '}', 'then', 'else', 'do', '{']);
 const unparsedKeywords = new Set(['for', 'case', 'select', 'function', 'coproc']);
-const shells = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'fish']);
 const wrappers =
   /^(?:sudo|doas|env|command|builtin|nohup|time|exec|nice|xargs|stdbuf|timeout)(?:\s+-\S+)*(?:\s+\d+\S*)?\s+/;
 const assignment = /^[A-Za-z_][A-Za-z0-9_]*=\S*\s+/;
+
+// Nested shells deeper than this are not followed (and count as undecidable).
+const maxNesting = 8;
 
 class Scanner {
   readonly parts: ShellPart[] = [];
   complete = true;
   index = 0;
   readonly source: string;
+  readonly depth: number;
+  readonly nested: boolean;
 
-  constructor(source: string) {
+  constructor(source: string, depth = 0, nested = false) {
     this.source = source;
+    this.depth = depth;
+    this.nested = nested;
   }
 
   /** Scans commands until `end` (`)` or a backtick) or the end of input. */
@@ -251,11 +267,45 @@ class Scanner {
     if (/^\d*[<>&]/.test(raw) && !draft.writesFile) return;
     const first = raw.split(' ')[0] ?? '';
     if (unparsedKeywords.has(first) || /^[A-Za-z_][\w-]*\s*\(\)/.test(raw)) this.complete = false;
-    const command = stripWrappers(plain);
-    const words = command.split(' ');
-    const opaque =
-      words[0] === 'eval' || (shells.has(words[0] ?? '') && words.some((word) => /^-\w*c/.test(word)));
-    this.parts.push({ raw, plain, writesFile: draft.writesFile, opaque });
+    this.#addCommand(splitWords(raw), raw, plain, draft.writesFile, this.nested);
+  }
+
+  #addCommand(
+    words: readonly ShellWord[],
+    raw: string,
+    plain: string,
+    writesFile: boolean,
+    nested: boolean,
+  ): void {
+    const analysis = analyseCommand(words);
+    const tooDeep =
+      this.depth >= maxNesting && (analysis.nestedLines.length > 0 || analysis.nestedWords.length > 0);
+    const undecidable = tooDeep
+      ? `commands are nested more than ${maxNesting} levels deep`
+      : analysis.undecidable;
+    this.parts.push({
+      raw,
+      plain,
+      writesFile,
+      opaque: analysis.opaque,
+      spellings: analysis.spellings,
+      nested,
+      ...(undecidable !== undefined ? { undecidable } : {}),
+    });
+    if (tooDeep) return;
+    for (const line of analysis.nestedLines) {
+      const inner = new Scanner(line, this.depth + 1, true);
+      inner.scanList(undefined);
+      this.parts.push(...inner.parts);
+      if (!inner.complete) this.complete = false;
+    }
+    for (const command of analysis.nestedWords) {
+      const text = command.map((word) => word.raw).join(' ');
+      const inner = new Scanner(text, this.depth + 1, true);
+      inner.#addCommand(command, text, command.map((word) => word.value).join(' '), false, true);
+      this.parts.push(...inner.parts);
+      if (!inner.complete) this.complete = false;
+    }
   }
 }
 

@@ -9,12 +9,17 @@ import type { BuiltinSettings } from './builtin-settings.ts';
 import { pathArgument } from './builtin-settings.ts';
 import { OutputCollector } from './bounded-output.ts';
 import { signalGroup, terminateGroup } from './process-group.ts';
+import { sandboxArguments, sandboxStatus } from './sandbox.ts';
 
 /** Arguments of `bash`. */
 export interface BashArgs {
   command: string;
   timeout_ms?: number;
   cwd?: string;
+  /** Sandboxed tool sets only: let this command reach the network (asks first in `sandbox` mode). */
+  network?: boolean;
+  /** Sandboxed tool sets only: run this command outside the sandbox (asks first in `sandbox` mode). */
+  unsandboxed?: boolean;
 }
 
 /** Environment variable names that look like secrets: never passed on unless allowed by name. */
@@ -47,14 +52,33 @@ const shell = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 
 /** `bash`: runs a command in its own process group, bounded in time and output. */
 export function createBashTool(settings: BuiltinSettings): Tool<BashArgs> {
-  const { workspace } = settings;
+  const { workspace, sandbox } = settings;
+  const sandboxed = (args: BashArgs | undefined): boolean =>
+    sandbox !== undefined && args?.unsandboxed !== true;
+  const sandboxProperties =
+    sandbox === undefined
+      ? {}
+      : {
+          network: {
+            type: 'boolean',
+            description: 'Let this command reach the network (the sandbox has none by default); asks first.',
+          },
+          unsandboxed: {
+            type: 'boolean',
+            description: 'Run this command outside the sandbox (full file system access); asks first.',
+          },
+        };
   return defineTool<BashArgs>({
     name: 'bash',
     description:
       'Run a shell command (bash -c) in the workspace and return its combined stdout and stderr with the ' +
       `exit code. Default timeout ${settings.bashTimeoutMs} ms, at most ${settings.bashMaxTimeoutMs} ms; on ` +
       'timeout the whole process group is killed. stdin is closed; background processes do not outlive the ' +
-      'command. Long output keeps its head and tail and names a file with the full text.',
+      'command. Long output keeps its head and tail and names a file with the full text.' +
+      (sandbox === undefined
+        ? ''
+        : ' Commands run in a sandbox: only the workspace (and a private /tmp) is writable, credentials ' +
+          'such as ~/.ssh are hidden, and there is no network unless network is true.'),
     effect: 'execute',
     parameters: {
       type: 'object',
@@ -67,12 +91,17 @@ export function createBashTool(settings: BuiltinSettings): Tool<BashArgs> {
           description: 'Time limit in milliseconds.',
         },
         cwd: { type: 'string', description: 'Directory to run in (default: the workspace root).' },
+        ...sandboxProperties,
       },
       required: ['command'],
       additionalProperties: false,
     },
     paths: (args) => pathArgument(args, 'cwd', '.'),
     command: (args) => (typeof args?.command === 'string' ? args.command : undefined),
+    confinement: (args) => ({
+      sandboxed: sandboxed(args),
+      network: !sandboxed(args) || args?.network === true || sandbox?.network === true,
+    }),
     async execute(args, context) {
       const directory = workspace.recheck(workspace.check(args.cwd ?? '.', 'read'), 'read');
       if (!existsSync(directory.real) || !statSync(directory.real).isDirectory()) {
@@ -86,9 +115,27 @@ export function createBashTool(settings: BuiltinSettings): Tool<BashArgs> {
       });
       const started = Date.now();
       // One pipe for both streams keeps stdout and stderr in the order the command wrote them.
+      const script = [shell, '-c', `exec 2>&1\n${args.command}`];
+      let program = shell;
+      let programArguments = script.slice(1);
+      if (sandboxed(args)) {
+        const status = sandboxStatus(sandbox?.bwrap);
+        if (!status.available || status.bwrap === undefined) {
+          throw new ToolError('SANDBOX_UNAVAILABLE', `the sandbox cannot run here: ${status.detail}`);
+        }
+        program = status.bwrap;
+        programArguments = sandboxArguments({
+          workspace: workspace.root,
+          cwd: directory.real,
+          reinHome: workspace.reinHome,
+          network: args.network === true || sandbox?.network === true,
+          hide: sandbox?.hide ?? [],
+          command: script,
+        });
+      }
       let child: ChildProcessByStdio<null, Readable, null>;
       try {
-        child = spawn(shell, ['-c', `exec 2>&1\n${args.command}`], {
+        child = spawn(program, programArguments, {
           cwd: directory.real,
           env: commandEnvironment(process.env, settings.allowEnv),
           detached: true,
@@ -96,7 +143,7 @@ export function createBashTool(settings: BuiltinSettings): Tool<BashArgs> {
         });
       } catch (error) {
         // Refused before a process exists: E2BIG for an over-long command, EAGAIN, ENOMEM…
-        throw new ToolError('SPAWN_FAILED', `could not start ${shell}: ${(error as Error).message}`, {
+        throw new ToolError('SPAWN_FAILED', `could not start ${program}: ${(error as Error).message}`, {
           cause: error,
         });
       }
@@ -139,6 +186,7 @@ export function createBashTool(settings: BuiltinSettings): Tool<BashArgs> {
         durationMs,
         outputBytes: output.totalBytes,
         outputLines: output.totalLines,
+        sandboxed: sandboxed(args),
       };
       if (output.spillPath !== undefined) meta['outputFile'] = output.spillPath;
       if (ending === 'abort')

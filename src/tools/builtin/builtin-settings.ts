@@ -1,5 +1,6 @@
 import { boundText } from './bounded-output.ts';
 import type { OutputLimit } from './bounded-output.ts';
+import type { SandboxSettings } from './sandbox.ts';
 import type { Workspace } from './workspace.ts';
 
 /** What every built-in tool of one set shares: the workspace, the output cap and the shell settings. */
@@ -13,6 +14,8 @@ export interface BuiltinSettings {
   readonly bashMaxTimeoutMs: number;
   /** Files above this size are not read whole (edit_file, grep). */
   readonly maxFileBytes: number;
+  /** When set, `bash` runs inside the bubblewrap sandbox (see `sandboxArguments`). */
+  readonly sandbox?: SandboxSettings;
 }
 
 /** The `path` argument of a path tool, or `fallback` when absent or not a string (for policies). */

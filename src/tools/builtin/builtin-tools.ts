@@ -2,6 +2,7 @@ import type { Tool } from '../tool.ts';
 import { createBashTool } from './bash-tool.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
 import type { OutputLimit } from './bounded-output.ts';
+import type { SandboxSettings } from './sandbox.ts';
 import { createEditFileTool } from './edit-file-tool.ts';
 import { createGlobTool } from './glob-tool.ts';
 import { createGrepTool } from './grep-tool.ts';
@@ -28,6 +29,8 @@ export interface BuiltinToolsOptions {
   bashMaxTimeoutMs?: number;
   /** Files above this size are not read whole by edit_file and grep (10 MiB). */
   maxFileBytes?: number;
+  /** Run `bash` inside the bubblewrap sandbox (`true` for the defaults: no network). */
+  sandbox?: boolean | SandboxSettings;
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {
@@ -54,6 +57,11 @@ export function builtinTools(options: BuiltinToolsOptions): Tool[] {
     bashTimeoutMs: Math.min(positive(options.bashTimeoutMs, 120_000, 'bashTimeoutMs'), bashMaxTimeoutMs),
     bashMaxTimeoutMs,
     maxFileBytes: positive(options.maxFileBytes, 10 * 1024 * 1024, 'maxFileBytes'),
+    ...(options.sandbox === true
+      ? { sandbox: {} }
+      : typeof options.sandbox === 'object'
+        ? { sandbox: options.sandbox }
+        : {}),
   };
   const tools: Tool<never>[] = [
     createReadFileTool(settings),

@@ -35,8 +35,11 @@ export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs
     if (args.old_string === args.new_string) {
       throw new ToolError('NO_CHANGE', 'old_string and new_string are identical; nothing to change');
     }
-    const checked = workspace.check(args.path, 'write');
-    const before = readTextFile(workspace, checked, settings.maxFileBytes).text;
+    // The write's access is checked first, so an edit outside the workspace is refused as a write.
+    workspace.check(args.path, 'write');
+    const read = readTextFile(workspace, args.path, settings.maxFileBytes);
+    const checked = read.resolved;
+    const before = read.text;
     const count = occurrences(before, args.old_string);
     if (count === 0) {
       throw new ToolError(
@@ -89,7 +92,7 @@ export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs
     },
     execute(args) {
       const { checked, before, after, count } = plan(args);
-      writeTextFile(workspace, checked, after);
+      writeTextFile(workspace, args.path, after);
       const diff = createTwoFilesPatch(checked.display, checked.display, before, after);
       const hunks = diff.split('\n').slice(2).join('\n');
       const shown =

@@ -1,7 +1,32 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  lstatSync,
+  openSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import type { Stats } from 'node:fs';
+import { join } from 'node:path';
 import { ToolError } from '../tool-error.ts';
+import { fileSystemFailure } from './file-errors.ts';
+import type { HeldDirectory } from './verified-open.ts';
+import {
+  PathWalk,
+  assertSingleLink,
+  heldLinkTarget,
+  insideHeld,
+  openVerified,
+  verifyDescriptorPath,
+} from './verified-open.ts';
 import type { ResolvedPath, Workspace } from './workspace.ts';
+
+export { fileSystemFailure } from './file-errors.ts';
 
 /** Bytes inspected to tell text from binary. */
 export const binarySniffBytes = 8192;
@@ -11,137 +36,163 @@ export function looksBinary(sample: Buffer): boolean {
   return sample.subarray(0, binarySniffBytes).includes(0);
 }
 
-/** Turns a filesystem error into a ToolError whose code names what went wrong with `display`. */
-export function fileSystemFailure(error: unknown, display: string): ToolError {
-  if (error instanceof ToolError) return error;
-  const code = (error as NodeJS.ErrnoException).code;
-  switch (code) {
-    case 'ENOENT':
-      return new ToolError('FILE_NOT_FOUND', `${display} does not exist`, { cause: error });
-    case 'EISDIR':
-      return new ToolError('IS_A_DIRECTORY', `${display} is a directory`, { cause: error });
-    case 'ENOTDIR':
-      return new ToolError('NOT_A_DIRECTORY', `a parent of ${display} is not a directory`, { cause: error });
-    case 'EACCES':
-    case 'EPERM':
-      return new ToolError('PERMISSION_DENIED', `permission denied for ${display}`, { cause: error });
-    case 'ELOOP':
-      return new ToolError('PATH_CHANGED', `${display} became a symbolic link while the call ran`, {
-        cause: error,
-      });
-    case 'ENAMETOOLONG':
-      return new ToolError('INVALID_PATH', `${display} is too long`, { cause: error });
-    default:
-      return new ToolError('FILE_ERROR', `${display}: ${(error as Error).message ?? String(error)}`, {
-        cause: error,
-      });
+/** Reads every byte of an open regular file of `size` bytes (fewer when it shrank meanwhile). */
+export function readWhole(fd: number, size: number): Buffer {
+  const buffer = Buffer.alloc(size);
+  let read = 0;
+  while (read < buffer.length) {
+    const count = readSync(fd, buffer, read, buffer.length - read, read);
+    if (count === 0) break;
+    read += count;
   }
+  return buffer.subarray(0, read);
 }
 
 /**
- * Opens a checked path for reading just after rechecking it; `O_NOFOLLOW` refuses a symlink swapped in
- * since. Returns the descriptor and the path's stat; the caller closes it.
+ * Reads a whole regular text file through `openVerified`; refuses directories, binary files and files
+ * over `maxBytes`.
  */
-export function openForReading(
-  workspace: Workspace,
-  checked: ResolvedPath,
-): { fd: number; size: number; isFile: boolean; isDirectory: boolean } {
-  const resolved = workspace.recheck(checked, 'read');
-  let fd: number;
-  try {
-    // O_NONBLOCK: opening a FIFO must not block the process waiting for a writer.
-    fd = openSync(resolved.real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (error) {
-    throw fileSystemFailure(error, checked.requested);
-  }
-  const stat = fstatSync(fd);
-  return { fd, size: stat.size, isFile: stat.isFile(), isDirectory: stat.isDirectory() };
-}
-
-/** Reads a whole regular text file; refuses directories, binary files and files over `maxBytes`. */
 export function readTextFile(
   workspace: Workspace,
-  checked: ResolvedPath,
+  requested: string,
   maxBytes: number,
-): { text: string; bytes: number } {
-  const opened = openForReading(workspace, checked);
+): { text: string; bytes: number; resolved: ResolvedPath } {
+  const opened = openVerified(workspace, requested);
   try {
-    if (opened.isDirectory) throw new ToolError('IS_A_DIRECTORY', `${checked.requested} is a directory`);
-    if (!opened.isFile) throw new ToolError('NOT_A_FILE', `${checked.requested} is not a regular file`);
-    if (opened.size > maxBytes) {
+    if (opened.stat.isDirectory()) throw new ToolError('IS_A_DIRECTORY', `${requested} is a directory`);
+    if (!opened.stat.isFile()) throw new ToolError('NOT_A_FILE', `${requested} is not a regular file`);
+    if (opened.stat.size > maxBytes) {
       throw new ToolError(
         'FILE_TOO_LARGE',
-        `${checked.requested} is ${opened.size} bytes, over the ${maxBytes}-byte limit of this tool`,
+        `${requested} is ${opened.stat.size} bytes, over the ${maxBytes}-byte limit of this tool`,
       );
     }
-    const buffer = Buffer.alloc(opened.size);
-    let read = 0;
-    while (read < buffer.length) {
-      const count = readSync(opened.fd, buffer, read, buffer.length - read, read);
-      if (count === 0) break;
-      read += count;
-    }
-    const content = buffer.subarray(0, read);
+    const content = readWhole(opened.fd, opened.stat.size);
     if (looksBinary(content)) {
       throw new ToolError(
         'BINARY_FILE',
-        `${checked.requested} is a binary file (${read} bytes); it cannot be shown as text`,
+        `${requested} is a binary file (${content.length} bytes); it cannot be shown as text`,
       );
     }
-    return { text: content.toString('utf8'), bytes: read };
+    return { text: content.toString('utf8'), bytes: content.length, resolved: opened.resolved };
   } finally {
     closeSync(opened.fd);
   }
 }
 
-/** Whether a checked path exists as a regular file right now (false when missing). */
-export function existingFile(workspace: Workspace, checked: ResolvedPath): boolean {
-  let opened: ReturnType<typeof openForReading>;
-  try {
-    opened = openForReading(workspace, checked);
-  } catch (error) {
-    if (error instanceof ToolError && error.code === 'FILE_NOT_FOUND') return false;
-    throw error;
-  }
-  closeSync(opened.fd);
-  if (opened.isDirectory) throw new ToolError('IS_A_DIRECTORY', `${checked.requested} is a directory`);
-  if (!opened.isFile) throw new ToolError('NOT_A_FILE', `${checked.requested} is not a regular file`);
-  return true;
+/** What `writeVerified` did. */
+export interface WriteOutcome {
+  readonly resolved: ResolvedPath;
+  /** True when a file of that name existed and was replaced. */
+  readonly replaced: boolean;
+  readonly bytes: number;
 }
 
+// A flipper that keeps swapping the last component between a link and a file cannot keep a write looping.
+const maxWriteAttempts = 40;
+
 /**
- * Writes a checked path: creates missing parents, rechecks the path just before opening, and opens the
- * canonical path with `O_NOFOLLOW` so a symlink swapped in meanwhile is refused, not followed.
+ * The one way built-in tools write a file: walks the path race-free (creating missing parents once
+ * permitted), checks the canonical path's zone, follows a symlink at the last component only through the
+ * walk, refuses a hard-linked file the call was not granted, then writes a temporary file inside the
+ * verified directory and renames it over the name, re-verifying the directory first. The old inode is
+ * never truncated; a replaced file keeps its mode (and, where permitted, its owner).
  */
-export function writeTextFile(workspace: Workspace, checked: ResolvedPath, content: string): number {
+export function writeVerified(workspace: Workspace, requested: string, content: Buffer): WriteOutcome {
+  const walk = new PathWalk(workspace, requested);
   try {
-    mkdirSync(dirname(checked.real), { recursive: true });
-  } catch (error) {
-    throw fileSystemFailure(error, checked.requested);
+    for (let attempt = 0; ; attempt++) {
+      if (attempt >= maxWriteAttempts) {
+        throw new ToolError(
+          'PATH_CHANGED',
+          `${requested} kept changing while the call ran; nothing was written`,
+        );
+      }
+      const name = walk.advance('write');
+      if (name === '') throw new ToolError('IS_A_DIRECTORY', `${requested} is a directory`);
+      const parent = walk.current;
+      const resolved = walk.describe(join(parent.path, name));
+      workspace.assertPermitted(resolved, 'write');
+      const target = heldLinkTarget(parent, name);
+      if (target !== undefined) {
+        walk.follow(target);
+        continue;
+      }
+      let existing: Stats | undefined;
+      try {
+        existing = lstatSync(insideHeld(parent, name));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw fileSystemFailure(error, requested);
+      }
+      // Became a symlink since it was looked at: look again.
+      if (existing?.isSymbolicLink() === true) continue;
+      if (existing?.isDirectory() === true)
+        throw new ToolError('IS_A_DIRECTORY', `${requested} is a directory`);
+      if (existing !== undefined && !existing.isFile()) {
+        throw new ToolError('NOT_A_FILE', `${requested} is not a regular file`);
+      }
+      if (existing !== undefined) assertSingleLink(workspace, resolved, existing, 'write');
+      replaceContent(parent, name, content, existing, requested);
+      return { resolved, replaced: existing !== undefined, bytes: content.length };
+    }
+  } finally {
+    walk.release();
   }
-  const resolved = workspace.recheck(checked, 'write');
+}
+
+function replaceContent(
+  parent: HeldDirectory,
+  name: string,
+  content: Buffer,
+  existing: Stats | undefined,
+  requested: string,
+): void {
+  const temporary = insideHeld(parent, `.${name.slice(0, 64)}.${randomBytes(6).toString('hex')}.rein-tmp`);
   let fd: number;
   try {
     fd = openSync(
-      resolved.real,
-      constants.O_WRONLY |
-        constants.O_CREAT |
-        constants.O_TRUNC |
-        constants.O_NOFOLLOW |
-        constants.O_NONBLOCK,
+      temporary,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
       0o666,
     );
   } catch (error) {
-    throw fileSystemFailure(error, checked.requested);
+    throw fileSystemFailure(error, requested);
   }
+  let placed = false;
   try {
-    const buffer = Buffer.from(content, 'utf8');
-    let written = 0;
-    while (written < buffer.length) written += writeSync(fd, buffer, written);
-    return buffer.length;
+    try {
+      let written = 0;
+      while (written < content.length) written += writeSync(fd, content, written);
+      if (existing !== undefined) {
+        fchmodSync(fd, existing.mode & 0o7777);
+        if (existing.uid !== process.getuid?.() || existing.gid !== process.getgid?.()) {
+          try {
+            fchownSync(fd, existing.uid, existing.gid);
+          } catch {
+            // Not permitted for an unprivileged user: the replaced file is then owned by the writer.
+          }
+        }
+      }
+    } finally {
+      closeSync(fd);
+    }
+    verifyDescriptorPath(parent.fd, parent.path, requested);
+    renameSync(temporary, insideHeld(parent, name));
+    placed = true;
   } catch (error) {
-    throw fileSystemFailure(error, checked.requested);
+    throw fileSystemFailure(error, requested);
   } finally {
-    closeSync(fd);
+    if (!placed) {
+      try {
+        unlinkSync(temporary);
+      } catch {
+        // Already gone: nothing is left behind either way.
+      }
+    }
   }
+}
+
+/** Writes UTF-8 text through `writeVerified`; returns the bytes written. */
+export function writeTextFile(workspace: Workspace, requested: string, content: string): WriteOutcome {
+  return writeVerified(workspace, requested, Buffer.from(content, 'utf8'));
 }

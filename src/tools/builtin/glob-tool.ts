@@ -1,11 +1,13 @@
-import { statSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import picomatch from 'picomatch';
 import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
 import { boundForModel, pathArgument } from './builtin-settings.ts';
-import { walkFiles } from './workspace-walker.ts';
+import { openVerified } from './verified-open.ts';
+import type { SkippedEntry } from './workspace-walker.ts';
+import { describeSkipped, walkFiles } from './workspace-walker.ts';
 
 /** Arguments of `glob`. */
 export interface GlobArgs {
@@ -45,14 +47,14 @@ export function createGlobTool(settings: BuiltinSettings): Tool<GlobArgs> {
     isConcurrencySafe: () => true,
     async execute(args, context) {
       const requested = args.path ?? '.';
-      const checked = workspace.recheck(workspace.check(requested, 'read'), 'read');
-      let isDirectory = false;
+      let opened;
       try {
-        isDirectory = statSync(checked.real).isDirectory();
-      } catch {
-        // Missing: reported just below, like a file given where a directory is needed.
+        opened = openVerified(workspace, requested);
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'FILE_NOT_FOUND') throw error;
+        throw new ToolError('NOT_A_DIRECTORY', `${requested} is not an existing directory`);
       }
-      if (!isDirectory) throw new ToolError('NOT_A_DIRECTORY', `${requested} is not an existing directory`);
+      const checked = opened.resolved;
       let matches: (path: string) => boolean;
       try {
         matches = picomatch(args.pattern, { dot: true });
@@ -63,24 +65,36 @@ export function createGlobTool(settings: BuiltinSettings): Tool<GlobArgs> {
         );
       }
       const found: string[] = [];
+      const skipped: SkippedEntry[] = [];
       let total = 0;
-      for await (const file of walkFiles(workspace, checked.real, {
-        respectGitignore: args.include_ignored !== true,
-        signal: context.signal,
-      })) {
-        if (!matches(file.relativeToBase)) continue;
-        total++;
-        if (found.length < maxGlobResults) found.push(file.display);
+      try {
+        if (!opened.stat.isDirectory()) {
+          throw new ToolError('NOT_A_DIRECTORY', `${requested} is not an existing directory`);
+        }
+        for await (const file of walkFiles(
+          workspace,
+          { fd: opened.fd, path: checked.real },
+          { respectGitignore: args.include_ignored !== true, signal: context.signal, skipped },
+        )) {
+          if (!matches(file.relativeToBase)) continue;
+          total++;
+          if (found.length < maxGlobResults) found.push(file.display);
+        }
+      } finally {
+        closeSync(opened.fd);
       }
       const cut =
         total > found.length ? `\n(${total - found.length} more matches not shown; narrow the pattern)` : '';
       const bounded = boundForModel(
         settings,
-        total === 0 ? `No files match ${args.pattern} in ${checked.display}.` : found.join('\n') + cut,
+        [
+          total === 0 ? `No files match ${args.pattern} in ${checked.display}.` : found.join('\n') + cut,
+          ...describeSkipped(skipped),
+        ].join('\n'),
       );
       return {
         content: bounded.text,
-        meta: { path: checked.display, matches: total, ...bounded.meta },
+        meta: { path: checked.display, matches: total, skipped, ...bounded.meta },
       };
     },
   });

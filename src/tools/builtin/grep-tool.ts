@@ -1,14 +1,14 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { closeSync } from 'node:fs';
 import picomatch from 'picomatch';
 import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
 import { boundForModel, pathArgument } from './builtin-settings.ts';
-import { looksBinary } from './file-access.ts';
-import type { WalkedFile } from './workspace-walker.ts';
-import { walkFiles } from './workspace-walker.ts';
+import { looksBinary, readWhole } from './file-access.ts';
+import { openVerified } from './verified-open.ts';
+import type { SkippedEntry, WalkOpened } from './workspace-walker.ts';
+import { describeSkipped, walkFiles } from './workspace-walker.ts';
 
 /** Arguments of `grep`. */
 export interface GrepArgs {
@@ -75,67 +75,82 @@ export function createGrepTool(settings: BuiltinSettings): Tool<GrepArgs> {
       }
       const cap = args.max_results ?? defaultGrepResults;
       const requested = args.path ?? '.';
-      const checked = workspace.recheck(workspace.check(requested, 'read'), 'read');
-      let isDirectory: boolean;
-      try {
-        isDirectory = (await stat(checked.real)).isDirectory();
-      } catch {
-        throw new ToolError('FILE_NOT_FOUND', `${requested} does not exist`);
-      }
-      const files: WalkedFile[] = [];
-      if (isDirectory) {
-        const include = args.glob !== undefined ? picomatch(args.glob, { dot: true }) : undefined;
-        for await (const file of walkFiles(workspace, checked.real, {
-          respectGitignore: args.include_ignored !== true,
-          signal: context.signal,
-        })) {
-          if (include === undefined || include(file.relativeToBase)) files.push(file);
-        }
-      } else {
-        files.push({ real: checked.real, display: checked.display, relativeToBase: checked.display });
-      }
+      const opened = openVerified(workspace, requested);
+      const checked = opened.resolved;
       const lines: string[] = [];
+      const skippedEntries: SkippedEntry[] = [];
+      let files = 0;
       let matches = 0;
       let matchedFiles = 0;
       let skipped = 0;
       let stopped = false;
-      for (let start = 0; start < files.length && !stopped; start += readBatch) {
-        if (context.signal.aborted) throw new ToolError('ABORTED', 'grep was aborted');
-        const batch = files.slice(start, start + readBatch);
-        await new Promise((resolve) => setImmediate(resolve));
-        const contents = batch.map((file) => readSearchable(file.real, settings.maxFileBytes));
-        for (let index = 0; index < batch.length && !stopped; index++) {
-          const text = contents[index];
-          if (text === undefined) {
-            skipped++;
-            continue;
-          }
-          let fileMatched = false;
-          let lineNumber = 0;
-          for (const line of text.split('\n')) {
-            lineNumber++;
-            if (!regex.test(line)) continue;
-            if (!fileMatched) matchedFiles++;
-            fileMatched = true;
-            matches++;
-            if (lines.length >= cap) {
-              stopped = true;
-              break;
-            }
-            const clean = line.endsWith('\r') ? line.slice(0, -1) : line;
-            const shown =
-              clean.length > maxMatchLineChars ? `${clean.slice(0, maxMatchLineChars)}... [line cut]` : clean;
-            lines.push(`${batch[index]!.display}:${lineNumber}:${shown}`);
-          }
+      // Searches one open file, setting `stopped` once the cap is reached.
+      const search = (file: WalkOpened | undefined, display: string): void => {
+        files++;
+        const text = file === undefined ? undefined : searchableText(file, settings.maxFileBytes);
+        if (text === undefined) {
+          skipped++;
+          return;
         }
+        let fileMatched = false;
+        let lineNumber = 0;
+        for (const line of text.split('\n')) {
+          lineNumber++;
+          if (!regex.test(line)) continue;
+          if (!fileMatched) matchedFiles++;
+          fileMatched = true;
+          matches++;
+          if (lines.length >= cap) {
+            stopped = true;
+            return;
+          }
+          const clean = line.endsWith('\r') ? line.slice(0, -1) : line;
+          const shown =
+            clean.length > maxMatchLineChars ? `${clean.slice(0, maxMatchLineChars)}... [line cut]` : clean;
+          lines.push(`${display}:${lineNumber}:${shown}`);
+        }
+      };
+      try {
+        if (opened.stat.isDirectory()) {
+          const include = args.glob !== undefined ? picomatch(args.glob, { dot: true }) : undefined;
+          for await (const file of walkFiles(
+            workspace,
+            { fd: opened.fd, path: checked.real },
+            {
+              respectGitignore: args.include_ignored !== true,
+              signal: context.signal,
+              skipped: skippedEntries,
+            },
+          )) {
+            if (include !== undefined && !include(file.relativeToBase)) continue;
+            // Files are read synchronously (much faster for many small ones); the event loop gets a turn
+            // every batch so cancellation is still seen promptly.
+            if (files % readBatch === readBatch - 1) {
+              await new Promise((resolve) => setImmediate(resolve));
+              if (context.signal.aborted) throw new ToolError('ABORTED', 'grep was aborted');
+            }
+            const handle = file.open();
+            try {
+              search(handle, file.display);
+            } finally {
+              if (handle !== undefined) closeSync(handle.fd);
+            }
+            if (stopped) break;
+          }
+        } else {
+          search({ fd: opened.fd, stat: opened.stat }, checked.display);
+        }
+      } finally {
+        closeSync(opened.fd);
       }
       const notes: string[] = [];
       if (stopped)
         notes.push(`(stopped after ${cap} matches; narrow the pattern, path or glob for the rest)`);
       if (skipped > 0) notes.push(`(${skipped} binary, unreadable or over-size files skipped)`);
+      notes.push(...describeSkipped(skippedEntries));
       const body =
         lines.length === 0
-          ? `No matches for /${args.pattern}/ in ${checked.display} (${files.length} files searched).`
+          ? `No matches for /${args.pattern}/ in ${checked.display} (${files} files searched).`
           : lines.join('\n');
       const bounded = boundForModel(settings, [body, ...notes].join('\n'));
       return {
@@ -145,7 +160,8 @@ export function createGrepTool(settings: BuiltinSettings): Tool<GrepArgs> {
           path: checked.display,
           ...(stopped ? {} : { matches }),
           shown: lines.length,
-          files: files.length,
+          files,
+          skipped: skippedEntries,
           matchedFiles,
         },
       };
@@ -153,27 +169,13 @@ export function createGrepTool(settings: BuiltinSettings): Tool<GrepArgs> {
   });
 }
 
-// Synchronous on purpose: for many small files it is several times faster than the promise API, and the
-// caller yields to the event loop between batches so cancellation is still seen promptly.
-function readSearchable(path: string, maxBytes: number): string | undefined {
-  let fd: number | undefined;
+function searchableText(file: WalkOpened, maxBytes: number): string | undefined {
+  if (!file.stat.isFile() || file.stat.size > maxBytes) return undefined;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-    const info = fstatSync(fd);
-    if (!info.isFile() || info.size > maxBytes) return undefined;
-    const buffer = Buffer.alloc(info.size);
-    let read = 0;
-    while (read < buffer.length) {
-      const count = readSync(fd, buffer, read, buffer.length - read, read);
-      if (count === 0) break;
-      read += count;
-    }
-    const content = buffer.subarray(0, read);
+    const content = readWhole(file.fd, file.stat.size);
     return looksBinary(content) ? undefined : content.toString('utf8');
   } catch {
-    // Vanished or unreadable since the walk: counted as skipped.
+    // Unreadable (e.g. an I/O error): counted as skipped.
     return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }

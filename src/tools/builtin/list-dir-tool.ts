@@ -1,10 +1,15 @@
-import { readdirSync } from 'node:fs';
+import { closeSync, lstatSync, readdirSync } from 'node:fs';
+import type { Dirent } from 'node:fs';
+import { join } from 'node:path';
 import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
 import { boundForModel, pathArgument } from './builtin-settings.ts';
 import { fileSystemFailure } from './file-access.ts';
+import type { HeldDirectory } from './verified-open.ts';
+import { heldLinkTarget, insideHeld, openVerified } from './verified-open.ts';
+import type { Workspace } from './workspace.ts';
 
 /** Arguments of `list_dir`. */
 export interface ListDirArgs {
@@ -34,22 +39,24 @@ export function createListDirTool(settings: BuiltinSettings): Tool<ListDirArgs> 
     isConcurrencySafe: () => true,
     execute(args) {
       const requested = args.path ?? '.';
-      const checked = workspace.recheck(workspace.check(requested, 'read'), 'read');
-      let entries;
+      const opened = openVerified(workspace, requested);
+      const checked = opened.resolved;
+      let names: string[];
       try {
-        entries = readdirSync(checked.real, { withFileTypes: true });
-      } catch (error) {
-        const failure = fileSystemFailure(error, requested);
-        if (failure.code === 'NOT_A_DIRECTORY') {
+        if (!opened.stat.isDirectory()) {
           throw new ToolError('NOT_A_DIRECTORY', `${requested} is not a directory; use read_file for files`);
         }
-        throw failure;
+        const held = { fd: opened.fd, path: checked.real };
+        let entries: Dirent[];
+        try {
+          entries = readdirSync(insideHeld(held, ''), { withFileTypes: true });
+        } catch (error) {
+          throw fileSystemFailure(error, requested);
+        }
+        names = entries.map((entry) => entryLabel(workspace, held, entry)).sort();
+      } finally {
+        closeSync(opened.fd);
       }
-      const names = entries
-        .map((entry) =>
-          entry.isDirectory() ? `${entry.name}/` : entry.isSymbolicLink() ? `${entry.name}@` : entry.name,
-        )
-        .sort();
       const shown = names.slice(0, maxListEntries);
       const header = `${checked.display === '.' ? './' : `${checked.display}/`} (${names.length} entries)`;
       const cut =
@@ -66,4 +73,32 @@ export function createListDirTool(settings: BuiltinSettings): Tool<ListDirArgs> 
       };
     },
   });
+}
+
+// Directories end with `/`, symlinks with `@` (and say when they lead outside), hard-linked files say so.
+function entryLabel(workspace: Workspace, directory: HeldDirectory, entry: Dirent): string {
+  if (entry.isDirectory()) return `${entry.name}/`;
+  if (entry.isSymbolicLink()) {
+    const target = heldLinkTarget(directory, entry.name);
+    if (target === undefined) return `${entry.name}@`;
+    let zone;
+    try {
+      zone = workspace.resolve(join(directory.path, entry.name)).zone;
+    } catch {
+      // Unresolvable (a loop): shown as a plain link.
+      return `${entry.name}@`;
+    }
+    return zone === 'inside' || zone === 'git-internals'
+      ? `${entry.name}@`
+      : `${entry.name}@ (leads outside the workspace; not followed)`;
+  }
+  if (entry.isFile()) {
+    try {
+      const links = lstatSync(insideHeld(directory, entry.name)).nlink;
+      if (links > 1) return `${entry.name} (${links} hard links; reading it asks first)`;
+    } catch {
+      // Removed since it was listed: shown by name.
+    }
+  }
+  return entry.name;
 }

@@ -5,7 +5,8 @@ import { ToolError } from '../tool-error.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
 import { pathArgument } from './builtin-settings.ts';
 import { defaultOutputMaxBytes } from './bounded-output.ts';
-import { binarySniffBytes, looksBinary, openForReading } from './file-access.ts';
+import { binarySniffBytes, looksBinary } from './file-access.ts';
+import { openVerified } from './verified-open.ts';
 
 /** Arguments of `read_file`. */
 export interface ReadFileArgs {
@@ -45,33 +46,34 @@ export function createReadFileTool(settings: BuiltinSettings): Tool<ReadFileArgs
     paths: (args) => pathArgument(args),
     isConcurrencySafe: () => true,
     execute(args, context) {
-      const checked = workspace.check(args.path, 'read');
       const offset = args.offset ?? 1;
       const limit = args.limit ?? defaultReadLineLimit;
       const byteBudget = (settings.outputLimit.maxBytes ?? defaultOutputMaxBytes) - 300;
-      const opened = openForReading(workspace, checked);
+      const opened = openVerified(workspace, args.path);
+      const checked = opened.resolved;
+      const size = opened.stat.size;
       try {
-        if (opened.isDirectory) {
+        if (opened.stat.isDirectory()) {
           throw new ToolError(
             'IS_A_DIRECTORY',
             `${args.path} is a directory; use list_dir to see its entries`,
           );
         }
-        if (!opened.isFile) throw new ToolError('NOT_A_FILE', `${args.path} is not a regular file`);
+        if (!opened.stat.isFile()) throw new ToolError('NOT_A_FILE', `${args.path} is not a regular file`);
         const window = readWindow(opened.fd, offset, limit, byteBudget, context.signal);
         if (window.binary) {
           throw new ToolError(
             'BINARY_FILE',
-            `${args.path} is a binary file (${opened.size} bytes); read_file shows text files only`,
+            `${args.path} is a binary file (${size} bytes); read_file shows text files only`,
           );
         }
         const meta = {
           path: checked.display,
-          bytes: opened.size,
+          bytes: size,
           startLine: offset,
           endLine: window.lastLine,
         };
-        if (opened.size === 0) return { content: `${checked.display} is empty.`, meta };
+        if (size === 0) return { content: `${checked.display} is empty.`, meta };
         if (window.lines.length === 0) {
           return {
             content: `${checked.display} has ${window.seenLines} lines; offset ${offset} is past the end.`,
@@ -82,7 +84,7 @@ export function createReadFileTool(settings: BuiltinSettings): Tool<ReadFileArgs
         if (window.more) {
           const reason = window.stoppedByBytes ? 'the output cap was reached' : `the limit of ${limit} lines`;
           footer =
-            `\n(showing lines ${offset}-${window.lastLine} of a ${opened.size}-byte file; ${reason}. ` +
+            `\n(showing lines ${offset}-${window.lastLine} of a ${size}-byte file; ${reason}. ` +
             `Continue with offset=${window.lastLine + 1}.)`;
         }
         return { content: window.lines.join('\n') + footer, meta };

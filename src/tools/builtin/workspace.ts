@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../tool-error.ts';
@@ -126,6 +126,8 @@ export class Workspace {
   readonly reinHome: string;
   /** The private folder spilled tool output is written to (inside Rein's home). */
   readonly outputDirectory: string;
+  /** Device and inode of the root when the workspace was made: a root swapped since is refused. */
+  readonly rootIdentity: { readonly dev: number; readonly ino: number };
 
   constructor(options: WorkspaceOptions) {
     let root: string;
@@ -137,6 +139,8 @@ export class Workspace {
       });
     }
     this.root = root;
+    const rootStat = statSync(root);
+    this.rootIdentity = { dev: rootStat.dev, ino: rootStat.ino };
     this.reinHome = canonicalPath(resolve(options.reinHome ?? defaultReinHome()));
     this.outputDirectory = join(this.reinHome, 'tool-output');
   }
@@ -146,6 +150,15 @@ export class Workspace {
    * and zone. Throws ToolError `INVALID_PATH` for empty, NUL-bearing or overlong paths.
    */
   resolve(requested: string): ResolvedPath {
+    const real = canonicalPath(this.absolute(requested));
+    return this.describe(requested, real);
+  }
+
+  /**
+   * The absolute spelling of a caller's path, symlinks and `..` untouched (relative to the root; `~`
+   * means the user's home). Throws ToolError `INVALID_PATH` for empty, NUL-bearing or overlong paths.
+   */
+  absolute(requested: string): string {
     if (typeof requested !== 'string' || requested === '') {
       throw new ToolError('INVALID_PATH', 'path must be a non-empty string');
     }
@@ -157,8 +170,11 @@ export class Workspace {
     let expanded = requested;
     if (requested === '~') expanded = homedir();
     else if (requested.startsWith('~/')) expanded = `${homedir()}${sep}${requested.slice(2)}`;
-    const absolute = isAbsolute(expanded) ? expanded : `${this.root}${sep}${expanded}`;
-    const real = canonicalPath(absolute);
+    return isAbsolute(expanded) ? expanded : `${this.root}${sep}${expanded}`;
+  }
+
+  /** The resolved form of a canonical path reached for `requested` (its zone and display). */
+  describe(requested: string, real: string): ResolvedPath {
     const zone = this.zoneOf(real);
     const display = isWithin(this.root, real) ? relative(this.root, real) || '.' : real;
     return { requested, real, zone, display };
@@ -194,6 +210,14 @@ export class Workspace {
       );
     }
     return again;
+  }
+
+  /** True when the running call's grant covers `real` for `access` (a write grant covers reads too). */
+  granted(real: string, access: PathAccess): boolean {
+    const grant = currentPathGrant();
+    if (grant === undefined) return false;
+    const covers = (list: readonly string[]): boolean => list.some((path) => isWithin(path, real));
+    return covers(grant.write) || (access === 'read' && covers(grant.read));
   }
 
   /** Throws unless `access` to a resolved path is permitted (see `check`). */

@@ -3,7 +3,7 @@ import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
 import { pathArgument } from './builtin-settings.ts';
-import { existingFile, readTextFile, writeTextFile } from './file-access.ts';
+import { readTextFile, writeTextFile } from './file-access.ts';
 import { ToolError } from '../tool-error.ts';
 
 /** Arguments of `write_file`. */
@@ -18,15 +18,19 @@ const maxDiffBytes = 1024 * 1024;
 /** `write_file`: creates or overwrites a text file, creating missing parent directories. */
 export function createWriteFileTool(settings: BuiltinSettings): Tool<WriteFileArgs> {
   const { workspace } = settings;
-  /** The text a write replaces, or undefined when it is binary or too large to diff. */
-  const previousText = (checked: ReturnType<typeof workspace.check>): string | undefined => {
+  /**
+   * What a write would replace: whether the file exists, and its text (undefined when it is binary or
+   * too large to diff); read through the same verified open as every file tool.
+   */
+  const previous = (path: string): { existed: boolean; before: string | undefined } => {
     try {
-      return readTextFile(workspace, checked, maxDiffBytes).text;
+      return { existed: true, before: readTextFile(workspace, path, maxDiffBytes).text };
     } catch (error) {
-      // A binary or huge previous version is still replaced; only its diff is left out.
-      if (!(error instanceof ToolError) || (error.code !== 'BINARY_FILE' && error.code !== 'FILE_TOO_LARGE'))
-        throw error;
-      return undefined;
+      // A missing file is created; a binary or huge previous version is still replaced, without a diff.
+      if (!(error instanceof ToolError)) throw error;
+      if (error.code === 'FILE_NOT_FOUND') return { existed: false, before: undefined };
+      if (error.code !== 'BINARY_FILE' && error.code !== 'FILE_TOO_LARGE') throw error;
+      return { existed: true, before: undefined };
     }
   };
   return defineTool<WriteFileArgs>({
@@ -47,17 +51,19 @@ export function createWriteFileTool(settings: BuiltinSettings): Tool<WriteFileAr
     paths: (args) => pathArgument(args),
     preview(args) {
       const checked = workspace.check(args.path, 'write');
-      const existed = existingFile(workspace, checked);
-      const before = existed ? previousText(checked) : '';
+      const { existed, before: text } = previous(args.path);
+      const before = existed ? text : '';
       if (before === undefined) return undefined;
       const diff = createTwoFilesPatch(checked.display, checked.display, before, args.content);
       return { path: checked.display, diff, created: !existed };
     },
     execute(args) {
-      const checked = workspace.check(args.path, 'write');
-      const existed = existingFile(workspace, checked);
-      const before = existed ? previousText(checked) : undefined;
-      const bytes = writeTextFile(workspace, checked, args.content);
+      workspace.check(args.path, 'write');
+      const { before } = previous(args.path);
+      const outcome = writeTextFile(workspace, args.path, args.content);
+      const checked = outcome.resolved;
+      const bytes = outcome.bytes;
+      const existed = outcome.replaced;
       const lines =
         args.content === '' ? 0 : args.content.split('\n').length - (args.content.endsWith('\n') ? 1 : 0);
       const meta: { path: string; created: boolean; bytes: number; diff?: string } = {

@@ -26,6 +26,8 @@ export async function permissionFixture(options: {
   mode: PermissionMode;
   rules?: PermissionRule[];
   responses: ScriptedTurn[];
+  /** Run the built-in bash inside the bubblewrap sandbox. */
+  sandbox?: boolean;
   approver?: (
     request: ApprovalRequest,
     signal: AbortSignal,
@@ -34,7 +36,11 @@ export async function permissionFixture(options: {
   const model = new ScriptedProvider({ responses: options.responses, fallback: { text: 'done' } });
   const harness = createHarness({
     providers: [model],
-    tools: builtinTools({ workspace: options.workspace, reinHome: options.reinHome }),
+    tools: builtinTools({
+      workspace: options.workspace,
+      reinHome: options.reinHome,
+      ...(options.sandbox === true ? { sandbox: true } : {}),
+    }),
     plugins: [
       permissionsPlugin({
         mode: options.mode,
