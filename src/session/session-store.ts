@@ -34,6 +34,16 @@ export interface SessionForkOptions {
   salvage?: boolean;
 }
 
+/** Options of `SessionStore.follow`. */
+export interface SessionFollowOptions {
+  /** The first seq to deliver. */
+  from: number;
+  /** Receives stored events in seq order, each exactly once, with no gap from `from` on. */
+  onEvents: (events: readonly AnySessionEvent[]) => void;
+  /** Ends the subscription. */
+  signal: AbortSignal;
+}
+
 /** The seam every session store implements (memory, disk, and later a database). */
 export interface SessionStore {
   /** Creates a new live session; throws SessionError `SESSION_EXISTS` for an id in use. */
@@ -60,4 +70,11 @@ export interface SessionStore {
   release(session: Session): Promise<void>;
   /** Attaches the hook bus live sessions publish on. */
   bind?(hooks: HookBus): void;
+  /**
+   * Streams the stored events another process appends to a session it writes (a store shared between
+   * servers); stores without other writers leave it out.
+   */
+  follow?(id: string, options: SessionFollowOptions): void;
+  /** Releases the store's own resources (connections); sessions must be released first. */
+  close?(): Promise<void>;
 }
