@@ -71,7 +71,10 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
       io.stdout.write(commandHelp(spec));
       return exitCodes.ok;
     }
-    return await handlers[spec.name]!(parsed, io);
+    // `--store` selects the session store exactly as REIN_STORE does, for whatever the command opens.
+    const store = parsed.values.store;
+    const commandIo = typeof store === 'string' ? { ...io, env: { ...io.env, REIN_STORE: store } } : io;
+    return await handlers[spec.name]!(parsed, commandIo);
   } catch (error) {
     return reportError(error, io, spec);
   }

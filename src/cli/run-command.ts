@@ -2,8 +2,8 @@ import { access, constants, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Agent, AnySessionEvent, PermissionMode, ReinHarness, TurnEndReason } from '../index.ts';
 import {
-  DiskSessionStore,
   createReinHarness,
+  openSessionStore,
   parseModelRoute,
   permissionModes,
   reinSessionsDirectory,
@@ -302,8 +302,15 @@ async function workspaceFor(
   resumeId: string | undefined,
 ): Promise<string> {
   if (resumeId === undefined) return resolveWorkspace(io.cwd, option);
-  const store = new DiskSessionStore({ root: reinSessionsDirectory(resolveReinHome(undefined, io.env)) });
-  const { header } = await store.read(resumeId);
+  const store = await openSessionStore(io.env.REIN_STORE, {
+    sessionsDirectory: reinSessionsDirectory(resolveReinHome(undefined, io.env)),
+  });
+  let header;
+  try {
+    ({ header } = await store.read(resumeId));
+  } finally {
+    await store.close?.();
+  }
   if (header.cwd === undefined) return resolveWorkspace(io.cwd, option);
   const own = await resolveWorkspace(io.cwd, header.cwd);
   if (option !== undefined && (await resolveWorkspace(io.cwd, option)) !== own) {

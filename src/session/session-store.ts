@@ -75,6 +75,10 @@ export interface SessionStore {
    * servers); stores without other writers leave it out.
    */
   follow?(id: string, options: SessionFollowOptions): void;
+  /** A stored session as the disk store's JSONL text (header line, one line per event), byte for byte. */
+  exportLog?(id: string): Promise<string>;
+  /** Stores a session from such text unchanged (checked first); throws `SESSION_EXISTS` for an id in use. */
+  importLog?(text: string, source?: string): Promise<SessionHeader>;
   /** Releases the store's own resources (connections); sessions must be released first. */
   close?(): Promise<void>;
 }

@@ -8,3 +8,7 @@ export type { PostgresSessionStoreOptions } from './postgres-session-store.ts';
 export { SessionFencedError } from './postgres-lease.ts';
 export { isPostgresUrl } from './postgres-url.ts';
 export { postgresSchemaVersion } from './postgres-schema.ts';
+export { openSessionStore } from './open-session-store.ts';
+export type { OpenSessionStoreOptions } from './open-session-store.ts';
+export { parseTransferredLog } from './session-log-transfer.ts';
+export type { TransferredSessionLog } from './session-log-transfer.ts';

@@ -34,6 +34,7 @@ import {
   sessionLogVersion,
 } from './session-log-format.ts';
 import { parsePostgresUrl } from './postgres-url.ts';
+import { parseTransferredLog } from './session-log-transfer.ts';
 
 /** Options of `PostgresSessionStore.connect`. */
 export interface PostgresSessionStoreOptions {
@@ -325,6 +326,40 @@ export class PostgresSessionStore implements SessionStore {
     return live.writer.durableEvents;
   }
 
+  async exportLog(id: string): Promise<string> {
+    checkId(id);
+    const row = await this.#rawLog(id);
+    return row.body === null ? `${row.header}\n` : `${row.header}\n${row.body}\n`;
+  }
+
+  async importLog(text: string, source = 'the imported log'): Promise<SessionHeader> {
+    this.#assertWritable();
+    const parsed = parseTransferredLog(text, source);
+    const { header, events, lines } = parsed;
+    checkId(header.id);
+    if (this.#live.has(header.id)) throw exists(header.id);
+    await this.#transaction(async (client) => {
+      const inserted = await client.query(
+        `insert into ${this.schema}.sessions (id, header, created_at, updated_at, event_count)
+         values ($1, $2, $3, $4, $5) on conflict (id) do nothing`,
+        [
+          header.id,
+          parsed.text.slice(0, parsed.text.indexOf('\n')),
+          header.createdAt,
+          events.at(-1)?.time ?? header.createdAt,
+          lines.length,
+        ],
+      );
+      if (inserted.rowCount !== 1) throw exists(header.id);
+      await client.query(
+        `insert into ${this.schema}.events (session_id, seq, line)
+         select $1, ordinality - 1, line from unnest($2::text[]) with ordinality as log (line, ordinality)`,
+        [header.id, lines],
+      );
+    });
+    return header;
+  }
+
   /** Who holds a session's write lease, if anyone (for displays); reads never need it. */
   async holderOf(id: string): Promise<SessionLockHolder | undefined> {
     checkId(id);
@@ -371,6 +406,17 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async #parse(id: string, salvage: boolean): Promise<ParsedSessionLog> {
+    const row = await this.#rawLog(id);
+    const text = row.body === null ? `${row.header}\n` : `${row.header}\n${row.body}\n`;
+    // The rows are the disk format's lines: the disk parser validates them the same way.
+    return parseSessionLog(Buffer.from(text, 'utf8'), {
+      id,
+      path: `${this.where} (${this.schema}.events)`,
+      salvage,
+    });
+  }
+
+  async #rawLog(id: string): Promise<{ header: string; body: string | null }> {
     const row = await this.#query(
       async () =>
         (
@@ -383,13 +429,7 @@ export class PostgresSessionStore implements SessionStore {
         ).rows[0],
     );
     if (row === undefined) throw notFound(id, this.where);
-    const text = row.body === null ? `${row.header}\n` : `${row.header}\n${row.body}\n`;
-    // The rows are the disk format's lines: the disk parser validates them the same way.
-    return parseSessionLog(Buffer.from(text, 'utf8'), {
-      id,
-      path: `${this.where} (${this.schema}.events)`,
-      salvage,
-    });
+    return row;
   }
 
   async #assertExists(id: string): Promise<void> {
