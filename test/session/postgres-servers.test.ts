@@ -9,6 +9,7 @@ import { assertEveryCallAnsweredOnce } from '../fixtures/session/crash-trial.ts'
 import { describePostgres, dropSchema, freshSchemaUrl } from '../support/postgres.ts';
 import type { ReinWebProcess } from '../support/rein-web-process.ts';
 import { startReinWeb, waitUntil } from '../support/rein-web-process.ts';
+import { hasChromium, launchBrowser, openPage } from '../web/support.ts';
 
 const leaseMs = 1500;
 const binPath = join(import.meta.dirname, '../../bin/rein.js');
@@ -28,6 +29,7 @@ describePostgres('two rein web servers on one PostgreSQL database', (url) => {
   let fresh: { url: string; schema: string };
   let store: PostgresSessionStore;
   const servers: ReinWebProcess[] = [];
+  const seeded = new Set<string>();
 
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), 'rein-pg-servers-'));
@@ -72,8 +74,9 @@ describePostgres('two rein web servers on one PostgreSQL database', (url) => {
       },
     );
     expect(run.status, run.stderr).toBe(0);
-    const rows = await store.list();
+    const rows = (await store.list()).filter((row) => !seeded.has(row.id));
     expect(rows).toHaveLength(1);
+    seeded.add(rows[0]!.id);
     return rows[0]!.id;
   }
 
@@ -151,4 +154,64 @@ describePostgres('two rein web servers on one PostgreSQL database', (url) => {
     expect(reopened.openTurn).toBeUndefined();
     await store.release(reopened);
   }, 120_000);
+
+  it.skipIf(!hasChromium)(
+    'a browser on server A follows a turn that server B runs, to its end, each event once',
+    async () => {
+      const id = await seedSession();
+      const [a, b] = [await start('c', 0), await start('d', 60)];
+      const browser = await launchBrowser();
+      try {
+        const { page, problems } = await openPage(browser, `${a.url}#/s/${id}`);
+        const stored = (await store.read(id)).events;
+        const count = (events: readonly AnySessionEvent[], type: string): number =>
+          events.filter((event) => event.type === type).length;
+        await expect
+          .poll(() => page.getByTestId('assistant-message').count(), { timeout: 30_000 })
+          .toBe(count(stored, 'assistant/message'));
+
+        const sent = await b.api('POST', `/api/sessions/${id}/messages`, { text: 'Summarize it again' });
+        expect(sent.status).toBe(202);
+        // Server A shows the turn while server B still runs it.
+        await page.getByTestId('user-message').filter({ hasText: 'Summarize it again' }).waitFor();
+        const midTurn = (await store.read(id)).events;
+        expect(turnEnd(midTurn, 2)).toBeUndefined();
+
+        const final = await waitUntil('the turn on server B to end', async () => {
+          const events = (await store.read(id)).events;
+          return turnEnd(events, 2) !== undefined ? events : undefined;
+        });
+        expect(turnEnd(final, 2)!.data).toEqual({ turn: 2, reason: { kind: 'completed' } });
+        const lastAnswer = final.findLast((event) => event.type === 'assistant/message')!;
+        const lastText = (
+          lastAnswer.data as { message: { content: Array<{ type: string; text?: string }> } }
+        ).message.content
+          .filter((block) => block.type === 'text')
+          .map((block) => block.text)
+          .join('');
+        const firstLine = lastText
+          .split('\n')
+          .find((line) => line.trim() !== '')!
+          .replace(/[*`_]/g, '')
+          .trim();
+        await page
+          .getByTestId('assistant-message')
+          .last()
+          .filter({ hasText: firstLine.slice(0, 30) })
+          .waitFor();
+        // Every event arrived once: as many messages, tool cards and turn ends as the log holds.
+        await expect
+          .poll(() => page.getByTestId('assistant-message').count())
+          .toBe(count(final, 'assistant/message'));
+        expect(await page.getByTestId('user-message').count()).toBe(count(final, 'user/message'));
+        expect(await page.getByTestId('tool-card').count()).toBe(count(final, 'tool/call'));
+        expect(await page.getByTestId('turn-end').count()).toBe(count(final, 'turn/end'));
+        expect(problems).toEqual([]);
+      } finally {
+        await browser.close();
+        await Promise.all([a.stop(), b.stop()]);
+      }
+    },
+    120_000,
+  );
 });

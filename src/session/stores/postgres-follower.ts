@@ -151,7 +151,7 @@ export class PostgresFollower {
       try {
         rows = (
           await this.#pool.query<{ seq: string; line: string }>(
-            `select seq::text as seq, line from ${this.#schema}.events
+            `select seq, line from ${this.#schema}.events
              where session_id = $1 and seq >= $2 order by seq limit ${pageSize}`,
             [follower.sessionId, follower.cursor],
           )
