@@ -4,6 +4,7 @@
 #
 #   scripts/postgres-test-server.sh start     # prints `export REIN_TEST_POSTGRES_URL=…` lines to eval
 #   scripts/postgres-test-server.sh restart   # fast restart of the running server (same port and data)
+#   scripts/postgres-test-server.sh halt      # stops the server, keeping its data (`revive` starts it again)
 #   scripts/postgres-test-server.sh stop      # stops the server and removes its data
 #
 # State lives in $REIN_TEST_POSTGRES_DIR (default /tmp/rein-postgres-test); run `start` once, then use the
@@ -93,11 +94,11 @@ print_env() {
   echo "export REIN_TEST_POSTGRES_DIR=$state"
 }
 
-restart() {
+server_ctl() {
   local port
   port="$(cat "$state/port")"
   as_owner "$(cat "$state/bin")/pg_ctl" -D "$state/data" -l "$state/server.log" -w -t 60 -m fast \
-    -o "-p $port -h 127.0.0.1 -k $state -c fsync=on -c max_connections=300" restart >/dev/null
+    -o "-p $port -h 127.0.0.1 -k $state -c fsync=on -c max_connections=300" "$1" >/dev/null
 }
 
 stop() {
@@ -109,10 +110,12 @@ stop() {
 
 case "${1:-}" in
   start) start ;;
-  restart) restart ;;
+  restart) server_ctl restart ;;
+  halt) server_ctl stop ;;
+  revive) server_ctl start ;;
   stop) stop ;;
   *)
-    echo "usage: $0 start|restart|stop" >&2
+    echo "usage: $0 start|restart|halt|revive|stop" >&2
     exit 2
     ;;
 esac
