@@ -44,30 +44,32 @@ const migrations: ReadonlyArray<(schema: string) => string> = [
       if not p_sync then
         perform set_config('synchronous_commit', 'off', true);
       end if;
-      select token into current_token from ${schema}.leases where session_id = p_session for update;
-      if current_token is distinct from p_token then
+      -- Renewing the lease first takes its row lock: a takeover waits for this commit, or wins before it.
+      update ${schema}.leases set expires_at = clock_timestamp() + p_lease_ms * interval '1 millisecond'
+        where session_id = p_session and token = p_token;
+      if not found then
+        select token into current_token from ${schema}.leases where session_id = p_session;
         raise exception using errcode = 'RE001',
           message = format('session %s: write lease %s was taken over (now %s)', p_session, p_token,
             coalesce(current_token::text, 'none'));
       end if;
-      select event_count into stored from ${schema}.sessions where id = p_session;
-      -- A retried batch whose first attempt committed (the reply was lost) is already there.
-      if stored = p_first + added and added > 0 then
-        return stored;
-      end if;
-      if stored is distinct from p_first then
-        raise exception using errcode = 'RE002',
-          message = format('session %s holds %s events, the batch starts at %s', p_session, stored, p_first);
-      end if;
       if added > 0 then
+        update ${schema}.sessions set event_count = p_first + added, updated_at = p_time
+          where id = p_session and event_count = p_first;
+        if not found then
+          select event_count into stored from ${schema}.sessions where id = p_session;
+          -- A retried batch whose first attempt committed (the reply was lost) is already there.
+          if stored = p_first + added then
+            return stored;
+          end if;
+          raise exception using errcode = 'RE002',
+            message = format('session %s holds %s events, the batch starts at %s', p_session, stored, p_first);
+        end if;
         insert into ${schema}.events (session_id, seq, line)
           select p_session, p_first + ordinality - 1, line
           from unnest(p_lines) with ordinality as batch (line, ordinality);
-        update ${schema}.sessions set event_count = p_first + added, updated_at = p_time where id = p_session;
         perform pg_notify(p_channel, p_session || ' ' || (p_first + added));
       end if;
-      update ${schema}.leases set expires_at = clock_timestamp() + p_lease_ms * interval '1 millisecond'
-        where session_id = p_session;
       return p_first + added;
     end
     $body$;

@@ -37,7 +37,8 @@ const maxBatchBytes = 1 << 20;
  * disk store would write, a timer commits batches in the background, and `checkpoint` commits what is
  * buffered as one transaction that checks the fencing token first (a writer whose lease was taken over
  * stores nothing more). `power-loss` commits wait for the WAL flush at every checkpoint; `process-crash`
- * commits wait only at turn ends, flushes and close. A lost connection is retried (the append is
+ * commits wait for the server at tool checkpoints and for the WAL flush only at turn ends, flushes and
+ * close, and leaves request checkpoints to the next batch. A lost connection is retried (the append is
  * idempotent per batch); after the first other failure every later checkpoint rejects with it.
  */
 export class PostgresSessionWriter implements SessionPersistence {
@@ -86,6 +87,12 @@ export class PostgresSessionWriter implements SessionPersistence {
   checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
     const sync = this.#options.durability === 'power-loss' || reason === 'turn-end' || reason === 'flush';
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    if (this.#options.durability === 'process-crash' && reason === 'request') {
+      // A model request has no side effect to order against: its events go with the next batch (the
+      // timer, or the tool or turn-end checkpoint), saving a round trip per step.
+      if (this.#pending.length > 0) this.#flushSoon(this.#options.batchWindowMs);
+      return settled;
+    }
     if (this.#queued === 0 && this.#pending.length === 0 && !(sync && this.#unsyncedCommits)) return settled;
     const done = this.#run(() => this.#commit(sync, signal));
     if (signal === undefined) return done;
