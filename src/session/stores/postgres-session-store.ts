@@ -22,6 +22,7 @@ import { acquireLease, leaseHolderOf, releaseLease } from './postgres-lease.ts';
 import type { PostgresLease } from './postgres-lease.ts';
 import { ensurePostgresSchema } from './postgres-schema.ts';
 import type { PostgresSchemaState } from './postgres-schema.ts';
+import { insertSessionRows } from './postgres-session-rows.ts';
 import { PostgresSessionWriter } from './postgres-session-writer.ts';
 import type { SessionDurability } from './session-file-writer.ts';
 import { SessionLockedError } from './session-lock.ts';
@@ -174,25 +175,13 @@ export class PostgresSessionStore implements SessionStore {
     let lease: PostgresLease;
     try {
       lease = await this.#transaction(async (client) => {
-        const inserted = await client.query(
-          `insert into ${this.schema}.sessions (id, header, created_at, updated_at, event_count)
-           values ($1, $2, $3, $4, $5) on conflict (id) do nothing`,
-          [
-            fullHeader.id,
-            encodeHeaderLine(fullHeader).slice(0, -1),
-            fullHeader.createdAt,
-            lines.length > 0 ? session.log.at(seedLength - 1)!.time : fullHeader.createdAt,
-            lines.length,
-          ],
-        );
-        if (inserted.rowCount !== 1) throw exists(fullHeader.id);
-        if (lines.length > 0) {
-          await client.query(
-            `insert into ${this.schema}.events (session_id, seq, line)
-             select $1, ordinality - 1, line from unnest($2::text[]) with ordinality as seed (line, ordinality)`,
-            [fullHeader.id, lines],
-          );
-        }
+        await insertSessionRows(client, this.schema, {
+          id: fullHeader.id,
+          headerLine: encodeHeaderLine(fullHeader).slice(0, -1),
+          createdAt: fullHeader.createdAt,
+          updatedAt: lines.length > 0 ? session.log.at(seedLength - 1)!.time : fullHeader.createdAt,
+          lines,
+        });
         return acquireLease(client, this.schema, fullHeader.id, this.leaseMs);
       });
     } catch (error) {
@@ -338,25 +327,15 @@ export class PostgresSessionStore implements SessionStore {
     const { header, events, lines } = parsed;
     checkId(header.id);
     if (this.#live.has(header.id)) throw exists(header.id);
-    await this.#transaction(async (client) => {
-      const inserted = await client.query(
-        `insert into ${this.schema}.sessions (id, header, created_at, updated_at, event_count)
-         values ($1, $2, $3, $4, $5) on conflict (id) do nothing`,
-        [
-          header.id,
-          parsed.text.slice(0, parsed.text.indexOf('\n')),
-          header.createdAt,
-          events.at(-1)?.time ?? header.createdAt,
-          lines.length,
-        ],
-      );
-      if (inserted.rowCount !== 1) throw exists(header.id);
-      await client.query(
-        `insert into ${this.schema}.events (session_id, seq, line)
-         select $1, ordinality - 1, line from unnest($2::text[]) with ordinality as log (line, ordinality)`,
-        [header.id, lines],
-      );
-    });
+    await this.#transaction((client) =>
+      insertSessionRows(client, this.schema, {
+        id: header.id,
+        headerLine: parsed.text.slice(0, parsed.text.indexOf('\n')),
+        createdAt: header.createdAt,
+        updatedAt: events.at(-1)?.time ?? header.createdAt,
+        lines,
+      }),
+    );
     return header;
   }
 
