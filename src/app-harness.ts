@@ -25,7 +25,7 @@ import { repetitionGuardPlugin } from './plugins/repetition-guard/index.ts';
 import { subagentsPlugin } from './plugins/subagents/index.ts';
 import { agentsMdPlugin } from './prompt/index.ts';
 import type { PricingLookup, SessionStore } from './session/index.ts';
-import { DiskSessionStore } from './session/stores/index.ts';
+import { openSessionStore } from './session/stores/index.ts';
 import type { Tool } from './tools/index.ts';
 import type { SandboxSettings } from './tools/builtin/index.ts';
 import { builtinTools, sandboxStatus } from './tools/builtin/index.ts';
@@ -42,8 +42,11 @@ export interface ReinHarnessOptions {
   approve?: PermissionMode;
   /** The environment keys and base URLs are read from; `process.env` when omitted. */
   env?: Readonly<Record<string, string | undefined>>;
-  /** Where sessions live; the disk store under `<home>/sessions` when omitted. */
-  store?: SessionStore;
+  /**
+   * Where sessions live: a store, or a selection (`disk`, or a `postgres://` URL for the PostgreSQL
+   * store); `REIN_STORE`, else the disk store under `<home>/sessions`, when omitted.
+   */
+  store?: SessionStore | string;
   /** Allow/deny rules of the approval policy (deny wins). */
   rules?: readonly PermissionRule[];
   /** Per-turn and per-session limits on tokens, cost and steps; none by default. */
@@ -112,6 +115,7 @@ export class ReinHarness extends Harness {
   readonly #env: Readonly<Record<string, string | undefined>>;
   // Providers that do not come from the configuration (the demo, extra adapters): never reloaded.
   readonly #localProviders: ReadonlySet<string>;
+  readonly #ownsStore: boolean;
 
   constructor(
     options: ConstructorParameters<typeof Harness>[0] & {
@@ -123,9 +127,12 @@ export class ReinHarness extends Harness {
       warnings?: readonly string[];
       env: Readonly<Record<string, string | undefined>>;
       localProviders: readonly string[];
+      /** The store was opened from a selection: disposing the harness closes it. */
+      ownsStore?: boolean;
     },
   ) {
     super(options);
+    this.#ownsStore = options.ownsStore === true;
     this.home = options.home;
     this.cwd = options.cwd;
     this.approvalMode = options.approvalMode;
@@ -134,6 +141,15 @@ export class ReinHarness extends Harness {
     this.warnings = options.warnings ?? [];
     this.#env = options.env;
     this.#localProviders = new Set(options.localProviders);
+  }
+
+  /** Disposes every live agent, then closes the store when it was opened from a selection (a database). */
+  override async dispose(): Promise<void> {
+    try {
+      await super.dispose();
+    } finally {
+      if (this.#ownsStore) await this.store.close?.();
+    }
   }
 
   /**
@@ -289,16 +305,18 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
   ];
   // Session costs are priced through the registered adapters, which exist only once the harness does.
   let pricing: PricingLookup | undefined;
+  const ownsStore = typeof options.store !== 'object';
   const store: SessionStore =
-    options.store ??
-    new DiskSessionStore({
-      root: reinSessionsDirectory(home),
-      pricing: (provider, model) => {
-        if (harness === undefined) return undefined;
-        pricing ??= pricingLookup(harness.llm);
-        return pricing(provider, model);
-      },
-    });
+    typeof options.store === 'object'
+      ? options.store
+      : await openSessionStore(options.store ?? env.REIN_STORE, {
+          sessionsDirectory: reinSessionsDirectory(home),
+          pricing: (provider, model) => {
+            if (harness === undefined) return undefined;
+            pricing ??= pricingLookup(harness.llm);
+            return pricing(provider, model);
+          },
+        });
   harness = new ReinHarness({
     store,
     providers,
@@ -313,6 +331,7 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     warnings,
     env,
     localProviders: [demo.provider, ...extra.map((adapter) => adapter.provider)],
+    ownsStore,
     ...(options.maxParallelToolCalls !== undefined
       ? { maxParallelToolCalls: options.maxParallelToolCalls }
       : {}),

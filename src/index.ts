@@ -189,3 +189,10 @@ export type { TranscriptOptions, TranscriptCost, TranscriptPricing } from './tra
 export type * from './transcript/transcript-item.ts';
 export type { RecordNote, RecordView } from './session/record-view.ts';
 export { defaultRecordViews } from './record-views.ts';
+
+// Sessions on PostgreSQL: many servers, one writer per session.
+export { PostgresSessionStore } from './session/stores/postgres-session-store.ts';
+export type { PostgresSessionStoreOptions } from './session/stores/postgres-session-store.ts';
+export { SessionFencedError } from './session/stores/postgres-lease.ts';
+export { openSessionStore } from './session/stores/open-session-store.ts';
+export type { OpenSessionStoreOptions } from './session/stores/open-session-store.ts';

@@ -23,6 +23,14 @@ const approveOption: OptionSpec = {
     'shell commands ask), sandbox (edits run, shell commands run unasked inside a bubblewrap sandbox; ' +
     'falls back to ask where bwrap cannot run), yolo (everything runs), read-only (changes are denied).',
 };
+const storeOption: OptionSpec = {
+  name: 'store',
+  type: 'string',
+  value: 'store',
+  description:
+    'Where sessions live: disk (default: <home>/sessions) or postgres://user:password@host:port/database ' +
+    '(default: REIN_STORE).',
+};
 const jsonOption = (description: string): OptionSpec => ({ name: 'json', type: 'boolean', description });
 
 /** `rein run`. */
@@ -112,6 +120,7 @@ export const runSpec: CommandSpec = {
       type: 'boolean',
       description: 'Continue the latest session of this directory.',
     },
+    storeOption,
   ],
   examples: [
     'rein run "summarize README.md"',
@@ -140,11 +149,23 @@ export const runSpec: CommandSpec = {
 export const sessionsSpec: CommandSpec = {
   name: 'sessions',
   load: async () => (await import('./session-commands.ts')).sessionsCommand,
-  summary: 'List stored sessions (id, title, cwd, updated, turns, cost).',
-  usage: ['sessions [options]'],
-  maxPositionals: 0,
+  summary: 'List stored sessions (id, title, cwd, updated, turns, cost); export or import session logs.',
+  usage: [
+    'sessions [options]',
+    'sessions export [options] --out <dir> (<id> … | --all)',
+    'sessions import [options] <file.jsonl | dir> …',
+  ],
+  maxPositionals: Number.POSITIVE_INFINITY,
   options: [
     jsonOption('Print the rows as a JSON array.'),
+    {
+      name: 'out',
+      type: 'string',
+      value: 'dir',
+      description: 'export: the directory the <id>.jsonl logs are written to (a disk store directory).',
+    },
+    { name: 'all', type: 'boolean', description: 'export: every stored session.' },
+    storeOption,
     {
       name: 'cwd',
       short: 'C',
@@ -153,7 +174,12 @@ export const sessionsSpec: CommandSpec = {
       description: 'Only the sessions of this directory.',
     },
   ],
-  examples: ['rein sessions', 'rein sessions --cwd . --json'],
+  examples: [
+    'rein sessions',
+    'rein sessions --cwd . --json',
+    'rein sessions export --store postgres://rein@db/rein --all --out ~/.rein/sessions',
+    'rein sessions import --store postgres://rein@db/rein ~/.rein/sessions',
+  ],
 };
 
 /** `rein show`. */
@@ -163,7 +189,7 @@ export const showSpec: CommandSpec = {
   summary: 'Print a readable transcript of a stored session.',
   usage: ['show [options] <id>'],
   maxPositionals: 1,
-  options: [jsonOption('Print the raw durable events as JSON lines instead.')],
+  options: [jsonOption('Print the raw durable events as JSON lines instead.'), storeOption],
   examples: ['rein show 6f1c2a4e-…', 'rein show --json 6f1c2a4e-… | jq .type'],
 };
 
@@ -186,6 +212,7 @@ export const forkSpec: CommandSpec = {
       value: 'turn',
       description: 'Keep turns 1..turn (default: every closed turn).',
     },
+    storeOption,
   ],
   examples: [
     'rein fork 6f1c2a4e-…',
@@ -201,7 +228,7 @@ export const compactSpec: CommandSpec = {
   summary: 'Summarize the older part of a stored session so it fits the context window again.',
   usage: ['compact [options] <id>'],
   maxPositionals: 1,
-  options: [modelOption],
+  options: [modelOption, storeOption],
   examples: ['rein compact 6f1c2a4e-…'],
 };
 
@@ -212,7 +239,7 @@ export const rmSpec: CommandSpec = {
   summary: 'Delete stored sessions.',
   usage: ['rm <id> [<id> …]'],
   maxPositionals: Number.POSITIVE_INFINITY,
-  options: [],
+  options: [storeOption],
   examples: ['rein rm 6f1c2a4e-…'],
 };
 
@@ -223,7 +250,7 @@ export const doctorSpec: CommandSpec = {
   summary: 'Check Node, Rein home, provider keys (never printed) and the session store, and say what to fix.',
   usage: ['doctor [options]'],
   maxPositionals: 0,
-  options: [jsonOption('Print the checks as JSON.')],
+  options: [jsonOption('Print the checks as JSON.'), storeOption],
   examples: ['rein doctor', 'REIN_HOME=/tmp/rein rein doctor --json'],
 };
 
@@ -244,6 +271,7 @@ export const webSpec: CommandSpec = {
     modelOption,
     cwdOption,
     approveOption,
+    storeOption,
   ],
   examples: ['rein', 'rein web --port 8787 --cwd ~/src/project'],
 };

@@ -10,6 +10,7 @@ import {
   sandboxStatus,
 } from '../internal.ts';
 import { exitCodes } from './cli-error.ts';
+import { postgresStoreChecks, storeOpenCheck } from './doctor-store-checks.ts';
 import type { CliIo } from './cli-io.ts';
 import type { ParsedCommand } from './command-line.ts';
 
@@ -35,16 +36,23 @@ export async function doctorCommand(parsed: ParsedCommand, io: CliIo): Promise<n
     harness = await createReinHarness({ cwd: io.cwd, env: io.env, home });
   } catch (error) {
     const code = (error as { code?: string }).code ?? 'UNKNOWN';
-    checks.push({
-      name: 'setup',
-      status: 'fail',
-      detail: `Rein could not start here: ${code}: ${(error as Error).message}`,
-      fix: 'fix the configuration named above, then run rein doctor again',
-    });
+    const storeFailure = storeOpenCheck(error);
+    if (storeFailure !== undefined) checks.push(storeFailure);
+    else
+      checks.push({
+        name: 'setup',
+        status: 'fail',
+        detail: `Rein could not start here: ${code}: ${(error as Error).message}`,
+        fix: 'fix the configuration named above, then run rein doctor again',
+      });
   }
   if (harness !== undefined) {
     try {
-      checks.push(modelCheck(harness), await storeCheck(harness));
+      checks.push(
+        modelCheck(harness),
+        ...(await postgresStoreChecks(harness.store)),
+        await storeCheck(harness),
+      );
     } finally {
       await harness.dispose();
     }

@@ -55,8 +55,11 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
       io.stdout.write(commandHelp(spec));
       return exitCodes.ok;
     }
+    // `--store` selects the session store exactly as REIN_STORE does, for whatever the command opens.
+    const store = parsed.values.store;
+    const commandIo = typeof store === 'string' ? { ...io, env: { ...io.env, REIN_STORE: store } } : io;
     const handler = await spec.load();
-    return await handler(parsed, io);
+    return await handler(parsed, commandIo);
   } catch (error) {
     return reportError(error, io, spec);
   }

@@ -1,7 +1,7 @@
 import type { Agent, AnySessionEvent, ReinHarness, TurnEndReason } from '../index.ts';
 import {
-  DiskSessionStore,
   createReinHarness,
+  openSessionStore,
   parseModelRoute,
   reinSessionsDirectory,
   raiseBudget,
@@ -334,8 +334,15 @@ async function workspaceFor(
   resumeId: string | undefined,
 ): Promise<string> {
   if (resumeId === undefined) return resolveWorkspace(io.cwd, option);
-  const store = new DiskSessionStore({ root: reinSessionsDirectory(resolveReinHome(undefined, io.env)) });
-  const { header } = await store.read(resumeId);
+  const store = await openSessionStore(io.env.REIN_STORE, {
+    sessionsDirectory: reinSessionsDirectory(resolveReinHome(undefined, io.env)),
+  });
+  let header;
+  try {
+    ({ header } = await store.read(resumeId));
+  } finally {
+    await store.close?.();
+  }
   if (header.cwd === undefined) return resolveWorkspace(io.cwd, option);
   const own = await resolveWorkspace(io.cwd, header.cwd);
   if (option !== undefined && (await resolveWorkspace(io.cwd, option)) !== own) {

@@ -1,6 +1,8 @@
+import { readFile, readdir, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { ReinHarness, SessionForkOptions, SessionSummary } from '../index.ts';
-import { compactSession, createReinHarness, parseModelRoute } from '../internal.ts';
+import { DiskSessionStore, compactSession, createReinHarness, parseModelRoute } from '../internal.ts';
 import { CliError, exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import type { ParsedCommand } from './command-line.ts';
@@ -35,6 +37,12 @@ function requireId(command: string, parsed: ParsedCommand): string {
 
 /** `rein sessions`: the stored sessions as a table (or JSON). */
 export async function sessionsCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
+  const action = parsed.positionals[0];
+  if (action === 'export') return exportSessions(parsed, io);
+  if (action === 'import') return importSessions(parsed, io);
+  if (action !== undefined) {
+    throw usageError('sessions', `unknown sessions action '${action}' (expected export or import)`);
+  }
   const filter = stringOption(parsed.values, 'cwd');
   const cwd = filter !== undefined ? await resolveWorkspace(io.cwd, filter) : undefined;
   const rows = await withHarness(io, async (harness) => harness.store.list());
@@ -161,4 +169,58 @@ function formatTime(epochMs: number): string {
   const date = new Date(epochMs);
   const pad = (value: number): string => String(value).padStart(2, '0');
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+/** `rein sessions export`: copies stored logs, byte for byte, into a disk store directory. */
+async function exportSessions(parsed: ParsedCommand, io: CliIo): Promise<number> {
+  const out = stringOption(parsed.values, 'out');
+  if (out === undefined) throw usageError('sessions', "export needs '--out <dir>'");
+  const ids = parsed.positionals.slice(1);
+  const all = parsed.values.all === true;
+  if (all === ids.length > 0) throw usageError('sessions', 'export takes session ids or --all (not both)');
+  const target = new DiskSessionStore({ root: resolve(io.cwd, out) });
+  return withHarness(io, async (harness) => {
+    const store = harness.store;
+    if (store.exportLog === undefined) {
+      throw new CliError('SESSION_IO', 'this session store cannot export logs', {
+        exitCode: exitCodes.error,
+      });
+    }
+    const chosen = all ? (await store.list()).map((row) => row.id) : ids;
+    for (const id of chosen) {
+      const header = await target.importLog(await store.exportLog(id), `session ${id}`);
+      io.stdout.write(`exported ${header.id} → ${target.pathOf(header.id)}\n`);
+    }
+    if (chosen.length === 0) io.stderr.write('No sessions to export.\n');
+    return exitCodes.ok;
+  });
+}
+
+/** `rein sessions import`: stores JSONL session logs (files, or every `*.jsonl` of a directory) unchanged. */
+async function importSessions(parsed: ParsedCommand, io: CliIo): Promise<number> {
+  const sources = parsed.positionals.slice(1);
+  if (sources.length === 0) throw usageError('sessions', 'import needs <file.jsonl | dir> …');
+  const files: string[] = [];
+  for (const source of sources) {
+    const path = resolve(io.cwd, source);
+    if ((await stat(path)).isDirectory()) {
+      const names = (await readdir(path)).filter((name) => name.endsWith('.jsonl') && !name.startsWith('.'));
+      files.push(...names.sort().map((name) => join(path, name)));
+    } else {
+      files.push(path);
+    }
+  }
+  return withHarness(io, async (harness) => {
+    const store = harness.store;
+    if (store.importLog === undefined) {
+      throw new CliError('SESSION_IO', 'this session store cannot import logs', {
+        exitCode: exitCodes.error,
+      });
+    }
+    for (const file of files) {
+      const header = await store.importLog(await readFile(file, 'utf8'), file);
+      io.stdout.write(`imported ${header.id} from ${file}\n`);
+    }
+    return exitCodes.ok;
+  });
 }

@@ -44,6 +44,8 @@ interface Channel {
   stored: readonly AnySessionEvent[] | undefined;
   approver: Disposer | undefined;
   graceTimer: NodeJS.Timeout | undefined;
+  /** Ends the store-level follow of a session another server writes (a shared store). */
+  follow: AbortController | undefined;
 }
 
 /**
@@ -79,6 +81,7 @@ export class SessionHub {
       hooks.on('agent/created', ({ agent }) => {
         const channel = this.#channels.get(agent.id);
         if (channel === undefined) return;
+        this.#unfollow(channel);
         channel.stored = undefined;
         this.#broadcast(agent.id, 'state', this.state(agent.id));
       }),
@@ -88,6 +91,8 @@ export class SessionHub {
         if (channel === undefined) return;
         // The log the clients read must outlive the agent: keep the last events as the stored view.
         channel.stored = agent.session.events;
+        // Another server may continue the session now: its appends reach this one through the store.
+        this.#follow(agent.id, channel);
         this.#broadcast(agent.id, 'state', this.state(agent.id));
       }),
       hooks.on('agent/request', async ({ agent }, next) => {
@@ -169,8 +174,10 @@ export class SessionHub {
         stored,
         approver: undefined,
         graceTimer: undefined,
+        follow: undefined,
       };
       this.#channels.set(sessionId, channel);
+      this.#follow(sessionId, channel);
     }
     const owner = channel;
     const client: EventStreamClient = new EventStreamClient(response, {
@@ -194,7 +201,13 @@ export class SessionHub {
   keepApprover(sessionId: string): void {
     let channel = this.#channels.get(sessionId);
     if (channel === undefined) {
-      channel = { clients: new Set(), stored: undefined, approver: undefined, graceTimer: undefined };
+      channel = {
+        clients: new Set(),
+        stored: undefined,
+        approver: undefined,
+        graceTimer: undefined,
+        follow: undefined,
+      };
       this.#channels.set(sessionId, channel);
     }
     this.#ensureApprover(sessionId, channel);
@@ -205,6 +218,7 @@ export class SessionHub {
   closeSession(sessionId: string, reason: string): void {
     const channel = this.#channels.get(sessionId);
     if (channel === undefined) return;
+    this.#unfollow(channel);
     for (const client of [...channel.clients]) client.end('closed', { reason });
   }
 
@@ -212,6 +226,7 @@ export class SessionHub {
   dispose(): void {
     for (const [sessionId, channel] of this.#channels) {
       for (const client of [...channel.clients]) client.end('closed', { reason: 'server stopping' });
+      this.#unfollow(channel);
       this.#dropApprover(channel);
       this.#channels.delete(sessionId);
     }
@@ -222,6 +237,33 @@ export class SessionHub {
     const agent = this.#harness.agents.get(sessionId);
     if (agent !== undefined) return agent.session.log;
     return this.#channels.get(sessionId)?.stored ?? [];
+  }
+
+  /**
+   * Streams the stored events of a session this server does not run (another server sharing the store
+   * writes it) into the channel's stored view: in seq order from its end, each once.
+   */
+  #follow(sessionId: string, channel: Channel): void {
+    const store = this.#harness.store;
+    if (store.follow === undefined || channel.follow !== undefined || channel.stored === undefined) return;
+    const events = [...channel.stored];
+    channel.stored = events;
+    const controller = new AbortController();
+    channel.follow = controller;
+    store.follow(sessionId, {
+      from: events.length,
+      signal: controller.signal,
+      onEvents: (batch) => {
+        if (channel.stored !== events || controller.signal.aborted) return;
+        events.push(...batch);
+        for (const client of channel.clients) client.notifyLog();
+      },
+    });
+  }
+
+  #unfollow(channel: Channel): void {
+    channel.follow?.abort();
+    channel.follow = undefined;
   }
 
   #detach(sessionId: string, channel: Channel, client: EventStreamClient): void {
@@ -235,6 +277,7 @@ export class SessionHub {
     channel.graceTimer = setTimeout(() => {
       if (channel.clients.size > 0) return;
       this.#dropApprover(channel);
+      this.#unfollow(channel);
       if (this.#channels.get(sessionId) === channel) this.#channels.delete(sessionId);
     }, this.#graceMs);
     channel.graceTimer.unref();

@@ -15,7 +15,13 @@ export type SessionErrorCode =
   | 'SESSION_IO'
   | 'INVALID_SESSION_ID'
   | 'INVALID_FORK'
-  | 'CHECKPOINT_FAILED';
+  | 'CHECKPOINT_FAILED'
+  | 'SESSION_FENCED'
+  | 'STORE_URL'
+  | 'STORE_UNREACHABLE'
+  | 'STORE_AUTH'
+  | 'STORE_FOREIGN'
+  | 'STORE_READ_ONLY';
 
 /** A rejected append, load or store operation; nothing was written. */
 export class SessionError extends HarnessError {

@@ -34,6 +34,16 @@ export interface SessionForkOptions {
   salvage?: boolean;
 }
 
+/** Options of `SessionStore.follow`. */
+export interface SessionFollowOptions {
+  /** The first seq to deliver. */
+  from: number;
+  /** Receives stored events in seq order, each exactly once, with no gap from `from` on. */
+  onEvents: (events: readonly AnySessionEvent[]) => void;
+  /** Ends the subscription. */
+  signal: AbortSignal;
+}
+
 /** The seam every session store implements (memory, disk, and later a database). */
 export interface SessionStore {
   /** Creates a new live session; throws SessionError `SESSION_EXISTS` for an id in use. */
@@ -60,4 +70,15 @@ export interface SessionStore {
   release(session: Session): Promise<void>;
   /** Attaches the hook bus live sessions publish on. */
   bind?(hooks: HookBus): void;
+  /**
+   * Streams the stored events another process appends to a session it writes (a store shared between
+   * servers); stores without other writers leave it out.
+   */
+  follow?(id: string, options: SessionFollowOptions): void;
+  /** A stored session as the disk store's JSONL text (header line, one line per event), byte for byte. */
+  exportLog?(id: string): Promise<string>;
+  /** Stores a session from such text unchanged (checked first); throws `SESSION_EXISTS` for an id in use. */
+  importLog?(text: string, source?: string): Promise<SessionHeader>;
+  /** Releases the store's own resources (connections); sessions must be released first. */
+  close?(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, readdir, stat, unlink } from 'node:fs/promises';
+import { mkdir, open as openFile, readFile, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HookBus } from '../../hooks/index.ts';
 import { repairInterruptedTail } from '../crash-repair.ts';
@@ -11,6 +11,8 @@ import { forkHeader, forkPrefix } from '../session-fork.ts';
 import type { PricingLookup, SessionForkOptions, SessionStore, SessionSummary } from '../session-store.ts';
 import { summarizeSession } from '../session-summary.ts';
 import { SessionFileWriter } from './session-file-writer.ts';
+import { linkIntoPlace } from './link-into-place.ts';
+import { parseTransferredLog } from './session-log-transfer.ts';
 import type { SessionDurability } from './session-file-writer.ts';
 import { ioError, isCode } from './session-io-error.ts';
 import { SessionLock, SessionLockedError, readSessionLockHolder } from './session-lock.ts';
@@ -234,6 +236,36 @@ export class DiskSessionStore implements SessionStore {
     }
   }
 
+  async exportLog(id: string): Promise<string> {
+    const path = this.pathOf(id);
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(path);
+    } catch (error) {
+      if (isCode(error, 'ENOENT')) throw notFound(id, path);
+      throw ioError(path, error);
+    }
+    const parsed = parseSessionLog(bytes, { id, path });
+    return bytes.toString('utf8', 0, parsed.completeBytes);
+  }
+
+  async importLog(text: string, source = 'the imported log'): Promise<SessionHeader> {
+    const parsed = parseTransferredLog(text, source);
+    const path = this.pathOf(parsed.header.id);
+    await this.#ensureRoot();
+    if (this.#live.has(parsed.header.id))
+      throw new SessionError('SESSION_EXISTS', `session ${parsed.header.id} already exists`);
+    try {
+      await linkIntoPlace(path, parsed.text, { sync: true });
+      await syncDirectory(this.root);
+    } catch (error) {
+      if (isCode(error, 'EEXIST'))
+        throw new SessionError('SESSION_EXISTS', `session ${parsed.header.id} already exists`);
+      throw ioError(path, error);
+    }
+    return parsed.header;
+  }
+
   /** Forces every buffered event of a live session to disk; resolves with the number of durable events. */
   async flush(session: Session): Promise<number> {
     const live = this.#live.get(session.id);
@@ -362,4 +394,13 @@ async function exists(path: string): Promise<boolean> {
 
 function notFound(id: string, path: string): SessionError {
   return new SessionError('SESSION_NOT_FOUND', `no session ${id} (${path} does not exist)`);
+}
+
+async function syncDirectory(path: string): Promise<void> {
+  const handle = await openFile(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }

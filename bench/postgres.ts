@@ -1,0 +1,385 @@
+// `npm run bench:postgres`: what the PostgreSQL session store costs, beside the disk store in the same run.
+//  1. W1-shaped sustained appends: one no-op tool call per step (instant scripted model), memory store
+//     (baseline), disk and PostgreSQL under both durability policies: µs per step, events per second,
+//     and the PostgreSQL overhead as a multiple of the disk store's (target ≤ 2× in `process-crash`).
+//  2. W2 streaming with every chunk durable: one text delta appended, then flushed, at a time.
+//  3. Cold resume of a 100k-event session in a fresh process (target ≤ 1 s), disk beside it.
+//  4. 100 concurrent sessions on 2 server processes: p50/p99 checkpoint (append commit) latency.
+// The database: REIN_TEST_POSTGRES_URL, else a temporary server from scripts/postgres-test-server.sh.
+// Options: --steps=300 --reps=3 --chunks=500 --events=100000 --sessions=100 --batches=20
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import type { SessionStore } from '../src/internal.ts';
+import {
+  DiskSessionStore,
+  MemorySessionStore,
+  PostgresSessionStore,
+  ScriptedProvider,
+  createHarness,
+  defineTool,
+} from '../src/internal.ts';
+import { buildLog } from './persistence.ts';
+
+const script = fileURLToPath(import.meta.url);
+const serverScript = resolve(import.meta.dirname, '../scripts/postgres-test-server.sh');
+
+function option(name: string, fallback: number): number {
+  const value = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+  return value !== undefined ? Number(value) : fallback;
+}
+
+function text(name: string): string {
+  return process.argv.find((arg) => arg.startsWith(`--${name}=`))!.slice(name.length + 3);
+}
+
+function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+const median = (values: readonly number[]): number => quantile(values, 0.5);
+
+function schemaUrl(url: string, schema: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('schema', schema);
+  return parsed.toString();
+}
+
+async function dropSchemas(url: string, schemas: readonly string[]): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const schema of schemas) await client.query(`drop schema if exists ${schema} cascade`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** W1: `steps` steps of one no-op tool call; returns µs per step and events per second. */
+async function measureSteps(
+  store: SessionStore,
+  steps: number,
+): Promise<{ perStepUs: number; eventsPerS: number }> {
+  const noop = defineTool<Record<string, never>>({
+    name: 'noop',
+    description: 'Does nothing',
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    execute: () => 'ok',
+  });
+  const model = new ScriptedProvider({
+    responses: [
+      ...Array.from({ length: steps }, (_, index) => ({
+        toolCalls: [{ id: `call_${index}`, name: 'noop', arguments: {} }],
+      })),
+      { text: 'done' },
+    ],
+  });
+  const harness = createHarness({ providers: [model], tools: [noop as never], store });
+  const agent = await harness.createAgent({ provider: 'scripted', model: 'bench-model' });
+  const start = performance.now();
+  agent.followup('go');
+  await agent.whenIdle();
+  const elapsed = performance.now() - start;
+  const events = agent.session.length;
+  await harness.dispose();
+  return { perStepUs: (elapsed * 1000) / (steps + 1), eventsPerS: events / (elapsed / 1000) };
+}
+
+/** W2 with every chunk durable: append one delta, flush it, `count` times; returns chunks per second. */
+async function measureDurableChunks(
+  store: DiskSessionStore | PostgresSessionStore,
+  id: string,
+  count: number,
+): Promise<number> {
+  const session = await store.create({ id });
+  session.append('turn/start', { turn: 1 });
+  session.append('step/start', { turn: 1, step: 1 });
+  await store.flush(session);
+  const start = performance.now();
+  for (let index = 0; index < count; index++) {
+    session.append('assistant/chunk', {
+      turn: 1,
+      step: 1,
+      chunk: { type: 'text-delta', index: 0, text: 'word ' },
+    });
+    await store.flush(session);
+  }
+  const elapsed = performance.now() - start;
+  await store.release(session);
+  return count / (elapsed / 1000);
+}
+
+/** Child: W1 and W2 for every store variant, interleaved repetitions after a warm-up of each. */
+async function compareStores(
+  url: string,
+  root: string,
+  steps: number,
+  reps: number,
+  chunks: number,
+): Promise<void> {
+  const stores: PostgresSessionStore[] = [];
+  const postgres = async (durability: 'process-crash' | 'power-loss'): Promise<PostgresSessionStore> => {
+    const store = await PostgresSessionStore.connect({ url: schemaUrl(url, 'bench_steps'), durability });
+    stores.push(store);
+    return store;
+  };
+  const variants: [string, () => Promise<SessionStore>][] = [
+    ['memory (baseline)', async () => new MemorySessionStore()],
+    ['disk, process-crash', async () => new DiskSessionStore({ root, durability: 'process-crash' })],
+    ['postgres, process-crash', () => postgres('process-crash')],
+    ['disk, power-loss', async () => new DiskSessionStore({ root })],
+    ['postgres, power-loss', () => postgres('power-loss')],
+  ];
+  const results = new Map<string, { perStepUs: number; eventsPerS: number }[]>(
+    variants.map(([label]) => [label, []]),
+  );
+  for (const [, make] of variants) await measureSteps(await make(), steps);
+  for (let rep = 0; rep < reps; rep++) {
+    for (let index = 0; index < variants.length; index++) {
+      const [label, make] = variants[(rep + index) % variants.length]!;
+      results.get(label)!.push(await measureSteps(await make(), steps));
+    }
+  }
+  const memory = median(results.get('memory (baseline)')!.map((row) => row.perStepUs));
+  console.log(
+    `W1-shaped sustained appends: ${steps} no-op tool steps × ${reps} reps (median; overhead over memory):`,
+  );
+  const overhead = new Map<string, number>();
+  for (const [label] of variants) {
+    const perStep = median(results.get(label)!.map((row) => row.perStepUs));
+    const eventsPerS = median(results.get(label)!.map((row) => row.eventsPerS));
+    overhead.set(label, perStep - memory);
+    console.log(
+      `  ${label.padEnd(26)} ${perStep.toFixed(0).padStart(6)} µs/step  ${eventsPerS.toFixed(0).padStart(7)} events/s  ` +
+        `overhead ${(perStep - memory).toFixed(0).padStart(6)} µs`,
+    );
+  }
+  for (const policy of ['process-crash', 'power-loss']) {
+    const ratio = overhead.get(`postgres, ${policy}`)! / Math.max(1, overhead.get(`disk, ${policy}`)!);
+    console.log(
+      `  PostgreSQL per-step overhead in ${policy}: ${ratio.toFixed(2)}× the disk store's` +
+        (policy === 'process-crash' ? ` (target ≤ 2×: ${ratio <= 2 ? 'met' : 'not met'})` : ''),
+    );
+  }
+  const disk = new DiskSessionStore({ root });
+  const pgStore = await postgres('power-loss');
+  const diskRate = [];
+  const pgRate = [];
+  for (let rep = 0; rep < reps; rep++) {
+    diskRate.push(await measureDurableChunks(disk, `chunks-${rep}`, chunks));
+    pgRate.push(await measureDurableChunks(pgStore, `chunks-${rep}`, chunks));
+  }
+  console.log(
+    `\nW2 streaming, every chunk durable (append + flush each of ${chunks} deltas, median of ${reps}):`,
+  );
+  console.log(`  disk      ${median(diskRate).toFixed(0).padStart(7)} chunks/s`);
+  console.log(
+    `  postgres  ${median(pgRate).toFixed(0).padStart(7)} chunks/s   ${(median(pgRate) / median(diskRate)).toFixed(2)}× disk`,
+  );
+  for (const store of stores) await store.close();
+}
+
+/** Child: one cold open (connect, read, validate, lease, release) or resume of the big session. */
+async function coldResume(location: string, what: 'open' | 'resume'): Promise<void> {
+  const start = performance.now();
+  const store = location.startsWith('postgres')
+    ? await PostgresSessionStore.connect({ url: location })
+    : new DiskSessionStore({ root: location });
+  let events: number;
+  if (what === 'open') {
+    const session = await store.open('big');
+    events = session.length;
+    await store.release(session);
+  } else {
+    const harness = createHarness({ store });
+    const agent = await harness.resumeAgent('big', { provider: 'scripted', model: 'bench-model' });
+    events = agent.session.length;
+    await harness.dispose();
+  }
+  const wallMs = performance.now() - start;
+  if (store instanceof PostgresSessionStore) await store.close();
+  process.stdout.write(JSON.stringify({ wallMs, events }));
+}
+
+/** Child: one "server" running `sessions` sessions at once, each `batches` checkpoints of a step's events. */
+async function serverLoad(url: string, prefix: string, sessions: number, batches: number): Promise<void> {
+  const store = await PostgresSessionStore.connect({ url, poolSize: 10 });
+  const latencies: number[] = [];
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: sessions }, async (_, index) => {
+      const session = await store.create({ id: `${prefix}-${index}` });
+      for (let batch = 0; batch < batches; batch++) {
+        const turn = batch + 1;
+        session.append('turn/start', { turn });
+        session.append('step/start', { turn, step: 1 });
+        for (let chunk = 0; chunk < 8; chunk++) {
+          session.append('assistant/chunk', {
+            turn,
+            step: 1,
+            chunk: { type: 'text-delta', index: 0, text: 'w ' },
+          });
+        }
+        session.append('step/end', { turn, step: 1 });
+        session.append('turn/end', { turn, reason: { kind: 'completed' } });
+        const before = performance.now();
+        await session.checkpoint('turn-end');
+        latencies.push(performance.now() - before);
+      }
+      await store.release(session);
+    }),
+  );
+  const elapsedMs = performance.now() - start;
+  await store.close();
+  process.stdout.write(JSON.stringify({ latencies, elapsedMs }));
+}
+
+function runChild(args: readonly string[]): Promise<string> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) =>
+      code === 0 ? done(stdout) : fail(new Error(`child ${args[0]} failed: ${stderr}`)),
+    );
+  });
+}
+
+async function main(): Promise<void> {
+  const steps = option('steps', 300);
+  const reps = option('reps', 3);
+  const chunks = option('chunks', 500);
+  const eventCount = option('events', 100_000);
+  const sessions = option('sessions', 100);
+  const batches = option('batches', 20);
+  const directory = mkdtempSync(join(tmpdir(), 'rein-bench-postgres-'));
+  let url = process.env.REIN_TEST_POSTGRES_URL;
+  const serverEnv = { ...process.env, REIN_TEST_POSTGRES_DIR: `${directory}-server` };
+  if (url === undefined || url === '') {
+    const started = execFileSync(serverScript, ['start'], { env: serverEnv, encoding: 'utf8' });
+    url = /REIN_TEST_POSTGRES_URL=(\S+)/.exec(started)![1]!;
+    console.log('Started a temporary PostgreSQL for this run.');
+  }
+  const schemas = ['bench_steps', 'bench_big', 'bench_load'];
+  try {
+    await dropSchemas(url, schemas);
+    const server = new pg.Client({ connectionString: url });
+    await server.connect();
+    const version = (await server.query<{ v: string }>("select current_setting('server_version') as v"))
+      .rows[0]!.v;
+    await server.end();
+    console.log(`PostgreSQL ${version} on loopback, Node ${process.version}\n`);
+
+    process.stdout.write(
+      await runChild([
+        '--phase=stores',
+        `--url=${url}`,
+        `--root=${join(directory, 'steps')}`,
+        `--steps=${steps}`,
+        `--reps=${reps}`,
+        `--chunks=${chunks}`,
+      ]),
+    );
+
+    const log = buildLog(eventCount);
+    const bigUrl = schemaUrl(url, 'bench_big');
+    const diskRoot = join(directory, 'big');
+    for (const store of [
+      new DiskSessionStore({ root: diskRoot }),
+      await PostgresSessionStore.connect({ url: bigUrl }),
+    ]) {
+      const session = await store.create({ id: 'big' }, { seed: log });
+      await store.release(session);
+      if (store instanceof PostgresSessionStore) await store.close();
+    }
+    console.log(
+      `\nCold resume of a ${log.length}-event session, one fresh process each, median of ${reps} (target ≤ 1 s):`,
+    );
+    for (const [label, location] of [
+      ['disk', diskRoot],
+      ['postgres', bigUrl],
+    ] as const) {
+      for (const what of ['open', 'resume'] as const) {
+        const walls: number[] = [];
+        for (let rep = 0; rep < reps; rep++) {
+          const child = spawnSync(
+            process.execPath,
+            ['--import', 'tsx', script, '--phase=cold', `--location=${location}`, `--what=${what}`],
+            {
+              encoding: 'utf8',
+            },
+          );
+          if (child.status !== 0) throw new Error(`cold ${label} ${what} failed: ${child.stderr}`);
+          walls.push((JSON.parse(child.stdout) as { wallMs: number }).wallMs);
+        }
+        const wall = median(walls);
+        console.log(
+          `  ${`${label} ${what === 'open' ? 'connect + open + release' : 'harness.resumeAgent'}`.padEnd(38)} ${wall.toFixed(0).padStart(6)} ms` +
+            (label === 'postgres' ? `  (${wall <= 1000 ? 'within' : 'over'} 1 s)` : ''),
+        );
+      }
+    }
+
+    const loadUrl = schemaUrl(url, 'bench_load');
+    const setup = await PostgresSessionStore.connect({ url: loadUrl });
+    await setup.close();
+    const half = Math.ceil(sessions / 2);
+    const outputs = await Promise.all(
+      ['a', 'b'].map((name) =>
+        runChild([
+          '--phase=load',
+          `--url=${loadUrl}`,
+          `--prefix=${name}`,
+          `--sessions=${half}`,
+          `--batches=${batches}`,
+        ]),
+      ),
+    );
+    const latencies = outputs.flatMap((output) => (JSON.parse(output) as { latencies: number[] }).latencies);
+    const elapsed = Math.max(
+      ...outputs.map((output) => (JSON.parse(output) as { elapsedMs: number }).elapsedMs),
+    );
+    const events = latencies.length * 12;
+    console.log(
+      `\n${half * 2} concurrent sessions on 2 server processes (pool of 10 each), ${batches} turns of 12 events each, ` +
+        'every turn end committed with a WAL flush:',
+    );
+    console.log(
+      `  append commit latency p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms, ` +
+        `max ${Math.max(...latencies).toFixed(1)} ms; ${(events / (elapsed / 1000)).toFixed(0)} events/s in all`,
+    );
+    await dropSchemas(url, schemas);
+  } finally {
+    if (process.env.REIN_TEST_POSTGRES_URL === undefined || process.env.REIN_TEST_POSTGRES_URL === '') {
+      execFileSync(serverScript, ['stop'], { env: serverEnv });
+    }
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] !== undefined && script === resolve(process.argv[1])) {
+  if (process.argv.includes('--phase=stores')) {
+    await compareStores(
+      text('url'),
+      text('root'),
+      option('steps', 300),
+      option('reps', 3),
+      option('chunks', 500),
+    );
+  } else if (process.argv.includes('--phase=cold')) {
+    await coldResume(text('location'), text('what') as 'open' | 'resume');
+  } else if (process.argv.includes('--phase=load')) {
+    await serverLoad(text('url'), text('prefix'), option('sessions', 50), option('batches', 20));
+  } else {
+    await main();
+  }
+}

@@ -1,0 +1,174 @@
+import type { Pool, PoolClient } from 'pg';
+import type { AnySessionEvent } from '../session-event.ts';
+import type { SessionFollowOptions } from '../session-store.ts';
+
+interface Follower {
+  readonly sessionId: string;
+  /** The next seq to deliver. */
+  cursor: number;
+  readonly onEvents: (events: readonly AnySessionEvent[]) => void;
+  busy: boolean;
+  again: boolean;
+}
+
+// Rows fetched per round trip while catching up.
+const pageSize = 2000;
+
+/**
+ * Follows stored sessions that other servers write: one LISTEN connection per store hears the commit
+ * notifications the append function sends, and each follower reads the rows from its cursor by seq, so
+ * events arrive in order with no gap and no duplicate even when notifications coalesce or are missed
+ * (a slow poll and every reconnect catch up the same way).
+ */
+export class PostgresFollower {
+  readonly #pool: Pool;
+  readonly #schema: string;
+  readonly #channel: string;
+  readonly #pollMs: number;
+  readonly #followers = new Map<string, Set<Follower>>();
+  #listener: PoolClient | undefined;
+  #connecting: Promise<void> | undefined;
+  #poll: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(options: { pool: Pool; schema: string; channel: string; pollMs?: number }) {
+    this.#pool = options.pool;
+    this.#schema = options.schema;
+    this.#channel = options.channel;
+    this.#pollMs = options.pollMs ?? 2000;
+  }
+
+  /** Delivers a session's stored events from `from` on, in seq order, until `signal` aborts. */
+  follow(sessionId: string, options: SessionFollowOptions): void {
+    if (this.#closed || options.signal.aborted) return;
+    const follower: Follower = {
+      sessionId,
+      cursor: options.from,
+      onEvents: options.onEvents,
+      busy: false,
+      again: false,
+    };
+    let set = this.#followers.get(sessionId);
+    if (set === undefined) this.#followers.set(sessionId, (set = new Set()));
+    set.add(follower);
+    options.signal.addEventListener(
+      'abort',
+      () => {
+        set.delete(follower);
+        if (set.size === 0 && this.#followers.get(sessionId) === set) this.#followers.delete(sessionId);
+        if (this.#followers.size === 0) this.#stopPolling();
+      },
+      { once: true },
+    );
+    this.#startPolling();
+    // The first catch-up waits for LISTEN, so that no commit falls between the read and the subscription.
+    this.#ensureListening().then(
+      () => this.#pull(follower),
+      () => this.#pull(follower),
+    );
+  }
+
+  /** Stops listening and polling; followers get nothing more. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#stopPolling();
+    this.#followers.clear();
+    const listener = this.#listener;
+    this.#listener = undefined;
+    if (listener !== undefined) {
+      await listener.query(`unlisten ${this.#channel}`).catch(() => {
+        // The connection is already gone; releasing it below is all that is left.
+      });
+      listener.release(true);
+    }
+  }
+
+  #ensureListening(): Promise<void> {
+    if (this.#listener !== undefined || this.#closed) return Promise.resolve();
+    this.#connecting ??= (async () => {
+      try {
+        const client = await this.#pool.connect();
+        client.on('notification', (message) => {
+          const [sessionId] = (message.payload ?? '').split(' ', 1);
+          const set = sessionId !== undefined ? this.#followers.get(sessionId) : undefined;
+          if (set !== undefined) for (const follower of set) this.#pull(follower);
+        });
+        client.on('error', () => {
+          // The server went away: drop this connection; the poll reconnects and catches everyone up.
+          if (this.#listener === client) this.#listener = undefined;
+          client.release(true);
+        });
+        await client.query(`listen ${this.#channel}`);
+        if (this.#closed) {
+          client.release(true);
+          return;
+        }
+        this.#listener = client;
+      } finally {
+        this.#connecting = undefined;
+      }
+    })();
+    return this.#connecting;
+  }
+
+  #startPolling(): void {
+    if (this.#poll !== undefined) return;
+    this.#poll = setInterval(() => {
+      const wasListening = this.#listener !== undefined;
+      this.#ensureListening().catch(() => {
+        // Still unreachable: the next tick tries again.
+      });
+      if (!wasListening || this.#pollMs > 0)
+        for (const set of this.#followers.values()) for (const follower of set) this.#pull(follower);
+    }, this.#pollMs);
+    this.#poll.unref();
+  }
+
+  #stopPolling(): void {
+    if (this.#poll !== undefined) clearInterval(this.#poll);
+    this.#poll = undefined;
+  }
+
+  #pull(follower: Follower): void {
+    if (follower.busy) {
+      follower.again = true;
+      return;
+    }
+    follower.busy = true;
+    void this.#catchUp(follower).finally(() => {
+      follower.busy = false;
+      if (follower.again) {
+        follower.again = false;
+        this.#pull(follower);
+      }
+    });
+  }
+
+  async #catchUp(follower: Follower): Promise<void> {
+    for (;;) {
+      if (!this.#followers.get(follower.sessionId)?.has(follower)) return;
+      let rows: Array<{ seq: string; line: string }>;
+      try {
+        rows = (
+          await this.#pool.query<{ seq: string; line: string }>(
+            `select seq, line from ${this.#schema}.events
+             where session_id = $1 and seq >= $2 order by seq limit ${pageSize}`,
+            [follower.sessionId, follower.cursor],
+          )
+        ).rows;
+      } catch {
+        // The database is unreachable for now: the next notification or poll catches up from the cursor.
+        return;
+      }
+      const events: AnySessionEvent[] = [];
+      for (const row of rows) {
+        if (Number(row.seq) !== follower.cursor + events.length) break;
+        events.push(Object.freeze(JSON.parse(row.line) as AnySessionEvent));
+      }
+      if (events.length === 0) return;
+      follower.cursor += events.length;
+      follower.onEvents(events);
+      if (rows.length < pageSize) return;
+    }
+  }
+}

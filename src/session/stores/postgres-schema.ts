@@ -1,0 +1,210 @@
+import type { Pool, PoolClient } from 'pg';
+import { SessionError } from '../session-error.ts';
+import { storeError } from './postgres-errors.ts';
+
+/** The schema version this code creates and reads; a database at a newer version is refused untouched. */
+export const postgresSchemaVersion = 1;
+
+/** The marker row that says a schema is Rein's session store. */
+const product = 'rein-sessions';
+
+// Every statement is qualified with the schema name, which is checked to be a plain identifier.
+const migrations: ReadonlyArray<(schema: string) => string> = [
+  (schema) => `
+    create table ${schema}.sessions (
+      id text primary key,
+      header text not null,
+      created_at bigint not null,
+      updated_at bigint not null,
+      event_count bigint not null default 0
+    );
+    create table ${schema}.events (
+      session_id text not null references ${schema}.sessions (id) on delete cascade,
+      seq bigint not null,
+      line text not null,
+      primary key (session_id, seq)
+    );
+    create sequence ${schema}.fence_tokens;
+    create table ${schema}.leases (
+      session_id text primary key references ${schema}.sessions (id) on delete cascade,
+      token bigint not null,
+      holder text,
+      acquired_at bigint,
+      expires_at timestamptz not null
+    );
+    create function ${schema}.append_events(
+      p_session text, p_token bigint, p_first bigint, p_lines text[], p_time bigint,
+      p_lease_ms integer, p_sync boolean, p_channel text
+    ) returns bigint language plpgsql as $body$
+    declare
+      current_token bigint;
+      stored bigint;
+      added bigint := coalesce(cardinality(p_lines), 0);
+    begin
+      if not p_sync then
+        perform set_config('synchronous_commit', 'off', true);
+      end if;
+      -- Renewing the lease first takes its row lock: a takeover waits for this commit, or wins before it.
+      update ${schema}.leases set expires_at = clock_timestamp() + p_lease_ms * interval '1 millisecond'
+        where session_id = p_session and token = p_token;
+      if not found then
+        select token into current_token from ${schema}.leases where session_id = p_session;
+        raise exception using errcode = 'RE001',
+          message = format('session %s: write lease %s was taken over (now %s)', p_session, p_token,
+            coalesce(current_token::text, 'none'));
+      end if;
+      if added > 0 then
+        update ${schema}.sessions set event_count = p_first + added, updated_at = p_time
+          where id = p_session and event_count = p_first;
+        if not found then
+          select event_count into stored from ${schema}.sessions where id = p_session;
+          -- A retried batch whose first attempt committed (the reply was lost) is already there.
+          if stored = p_first + added then
+            return stored;
+          end if;
+          raise exception using errcode = 'RE002',
+            message = format('session %s holds %s events, the batch starts at %s', p_session, stored, p_first);
+        end if;
+        insert into ${schema}.events (session_id, seq, line)
+          select p_session, p_first + ordinality - 1, line
+          from unnest(p_lines) with ordinality as batch (line, ordinality);
+        perform pg_notify(p_channel, p_session || ' ' || (p_first + added));
+      end if;
+      return p_first + added;
+    end
+    $body$;
+  `,
+];
+
+/** A checked SQL identifier for the schema that holds Rein's tables. */
+export function checkSchemaName(schema: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new SessionError(
+      'STORE_URL',
+      `invalid PostgreSQL schema name ${JSON.stringify(schema)}: use lowercase letters, digits and '_'`,
+    );
+  }
+  return schema;
+}
+
+/** What `ensurePostgresSchema` found. */
+export interface PostgresSchemaState {
+  version: number;
+  readOnly: boolean;
+  /** Migrations applied by this call (0 when the schema was current). */
+  migrated: number;
+}
+
+/**
+ * Creates or migrates Rein's schema under a transaction-scoped advisory lock (servers starting together
+ * migrate once). Refuses, without changing anything: a schema of that name holding tables that are not
+ * Rein's (`STORE_FOREIGN`), a newer schema version (`SESSION_VERSION`), and a read-only database that
+ * would need a migration (`STORE_READ_ONLY`); a current schema on a read-only database is reported.
+ */
+export async function ensurePostgresSchema(
+  pool: Pool,
+  schema: string,
+  where: string,
+): Promise<PostgresSchemaState> {
+  let client: PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw storeError(error, where);
+  }
+  try {
+    const readOnly =
+      (await client.query<{ ro: string }>('select current_setting($1) as ro', ['transaction_read_only']))
+        .rows[0]?.ro === 'on';
+    const found = await currentVersion(client, schema, where);
+    if (found !== undefined && found > postgresSchemaVersion) throw newerSchema(where, schema, found);
+    if (found === postgresSchemaVersion) return { version: found, readOnly, migrated: 0 };
+    if (readOnly) {
+      throw new SessionError(
+        'STORE_READ_ONLY',
+        `${where} is read-only (a replica, or default_transaction_read_only is on): Rein cannot ` +
+          `${found === undefined ? 'create' : 'migrate'} its schema "${schema}" there; point REIN_STORE at the primary`,
+      );
+    }
+    await client.query('begin');
+    try {
+      await client.query('select pg_advisory_xact_lock(hashtext($1))', [`rein-schema:${schema}`]);
+      // Another server may have migrated while this one waited for the lock.
+      const locked = await currentVersion(client, schema, where);
+      if (locked !== undefined && locked > postgresSchemaVersion) throw newerSchema(where, schema, locked);
+      let version = locked ?? 0;
+      if (locked === undefined) {
+        await client.query(`create schema if not exists ${schema}`);
+        await client.query(
+          `create table ${schema}.schema_version (product text not null, version integer not null, ` +
+            `migrated_at timestamptz not null default now())`,
+        );
+        await client.query(`insert into ${schema}.schema_version (product, version) values ($1, 0)`, [
+          product,
+        ]);
+      }
+      const applied = postgresSchemaVersion - version;
+      for (; version < postgresSchemaVersion; version++) await client.query(migrations[version]!(schema));
+      await client.query(`update ${schema}.schema_version set version = $1, migrated_at = now()`, [version]);
+      await client.query('commit');
+      return { version, readOnly, migrated: applied };
+    } catch (error) {
+      await client.query('rollback').catch(() => {
+        // The connection broke; the server rolls the transaction back on its own.
+      });
+      throw error;
+    }
+  } catch (error) {
+    throw storeError(error, where);
+  } finally {
+    client.release();
+  }
+}
+
+/** The stored schema version; undefined when the schema does not exist yet (or holds nothing). */
+async function currentVersion(
+  client: PoolClient,
+  schema: string,
+  where: string,
+): Promise<number | undefined> {
+  const tables = await client.query<{ name: string }>(
+    `select table_name as name from information_schema.tables where table_schema = $1`,
+    [schema],
+  );
+  const names = tables.rows.map((row) => row.name);
+  if (names.length === 0) return undefined;
+  if (!names.includes('schema_version')) throw foreign(where, schema, names);
+  let rows: Array<{ product: unknown; version: unknown }>;
+  try {
+    rows = (await client.query(`select product, version from ${schema}.schema_version`)).rows;
+  } catch (error) {
+    throw new SessionError(
+      'STORE_FOREIGN',
+      `${where}: ${schema}.schema_version is not Rein's version table`,
+      {
+        cause: error,
+      },
+    );
+  }
+  const row = rows[0];
+  if (rows.length !== 1 || row?.product !== product || typeof row.version !== 'number') {
+    throw foreign(where, schema, names);
+  }
+  return row.version;
+}
+
+function foreign(where: string, schema: string, tables: readonly string[]): SessionError {
+  return new SessionError(
+    'STORE_FOREIGN',
+    `${where}: schema "${schema}" holds tables that are not Rein's (${tables.slice(0, 5).join(', ')}); ` +
+      'nothing was changed. Use another database, or another schema with ?schema=<name>',
+  );
+}
+
+function newerSchema(where: string, schema: string, version: number): SessionError {
+  return new SessionError(
+    'SESSION_VERSION',
+    `${where}: schema "${schema}" is at version ${version}, newer than this Rein's ${postgresSchemaVersion}; ` +
+      'nothing was changed. Upgrade Rein to use this database',
+  );
+}

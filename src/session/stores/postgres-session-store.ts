@@ -1,0 +1,517 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import type { Pool, PoolClient } from 'pg';
+import type { HookBus } from '../../hooks/index.ts';
+import { repairInterruptedTail } from '../crash-repair.ts';
+import { Session } from '../session.ts';
+import type { SessionHeader, SessionPersistence } from '../session.ts';
+import { SessionError } from '../session-error.ts';
+import type { AnySessionEvent } from '../session-event.ts';
+import { forkHeader, forkPrefix } from '../session-fork.ts';
+import type {
+  PricingLookup,
+  SessionFollowOptions,
+  SessionForkOptions,
+  SessionStore,
+  SessionSummary,
+} from '../session-store.ts';
+import { summarizeSession } from '../session-summary.ts';
+import { storeError } from './postgres-errors.ts';
+import { PostgresFollower } from './postgres-follower.ts';
+import { acquireLease, leaseHolderOf, releaseLease } from './postgres-lease.ts';
+import type { PostgresLease } from './postgres-lease.ts';
+import { ensurePostgresSchema } from './postgres-schema.ts';
+import type { PostgresSchemaState } from './postgres-schema.ts';
+import { insertSessionRows } from './postgres-session-rows.ts';
+import { PostgresSessionWriter } from './postgres-session-writer.ts';
+import type { SessionDurability } from './session-file-writer.ts';
+import { SessionLockedError } from './session-lock.ts';
+import type { SessionLockHolder } from './session-lock.ts';
+import type { ParsedSessionLog } from './session-log-format.ts';
+import {
+  encodeEventLine,
+  encodeHeaderLine,
+  parseSessionLog,
+  sessionLogVersion,
+} from './session-log-format.ts';
+import { parsePostgresUrl } from './postgres-url.ts';
+import { parseTransferredLog } from './session-log-transfer.ts';
+
+/** Options of `PostgresSessionStore.connect`. */
+export interface PostgresSessionStoreOptions {
+  /** `postgres://user:password@host:port/database[?schema=rein&lease_ms=30000]`. */
+  url: string;
+  /** The schema that holds Rein's tables; `rein` (or the URL's `schema` parameter) by default. */
+  schema?: string;
+  /** How long a write lease lasts without renewal (renewed every third of it); 30 s by default. */
+  leaseMs?: number;
+  /** How long appended events may wait in memory before a background commit; 100 ms by default. */
+  batchWindowMs?: number;
+  /** Which checkpoints wait for the WAL flush (as on disk): every one (`power-loss`) or turn ends. */
+  durability?: SessionDurability;
+  /** How long a lost connection is retried before a checkpoint fails; 15 s by default. */
+  retryMs?: number;
+  /** Connections in the pool; 10 by default. */
+  poolSize?: number;
+  /** Prices models for the `cost` of session listings. */
+  pricing?: PricingLookup;
+  /** Called after each commit that waited for the WAL flush with the number of durable events. */
+  onDurable?: (sessionId: string, eventCount: number) => void;
+}
+
+interface LiveEntry {
+  session: Session;
+  writer: PostgresSessionWriter;
+  lease: PostgresLease;
+}
+
+// The same rule as the disk store's file names, so that sessions move between the stores unchanged.
+const validId = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+
+const settled: Promise<void> = Promise.resolve();
+
+/**
+ * Sessions in PostgreSQL, for several servers sharing one database: one row per session (its header
+ * line), one row per event holding the exact JSONL line the disk store writes, appended in one
+ * transaction per batch. One writer per session across servers: a lease row with an expiry and a
+ * fencing token checked inside every append transaction, so a writer whose lease was taken over
+ * (paused, partitioned) can never append again. Reads never take the lease.
+ */
+export class PostgresSessionStore implements SessionStore {
+  /** The database, for messages: the URL without its password. */
+  readonly where: string;
+  readonly schema: string;
+  readonly leaseMs: number;
+  /** What the schema check found when the store connected. */
+  readonly schemaState: PostgresSchemaState;
+  readonly #pool: Pool;
+  readonly #options: PostgresSessionStoreOptions;
+  readonly #live = new Map<string, LiveEntry>();
+  readonly #summaries = new Map<string, { events: number; summary: SessionSummary }>();
+  readonly #follower: PostgresFollower;
+  readonly #channel: string;
+  #hooks: HookBus | undefined;
+  #closed = false;
+
+  private constructor(
+    pool: Pool,
+    options: PostgresSessionStoreOptions,
+    where: string,
+    schema: string,
+    leaseMs: number,
+    state: PostgresSchemaState,
+  ) {
+    this.#pool = pool;
+    this.#options = options;
+    this.where = where;
+    this.schema = schema;
+    this.leaseMs = leaseMs;
+    this.schemaState = state;
+    this.#channel = `${schema}_events`;
+    this.#follower = new PostgresFollower({ pool, schema, channel: this.#channel });
+  }
+
+  /**
+   * Connects, then creates or migrates the schema. Throws SessionError naming the problem: `STORE_URL`
+   * (not a postgres:// URL), `STORE_UNREACHABLE`, `STORE_AUTH`, `STORE_FOREIGN` (a schema that is not
+   * Rein's), `SESSION_VERSION` (a newer schema), `STORE_READ_ONLY` (a replica without Rein's schema).
+   */
+  static async connect(options: PostgresSessionStoreOptions): Promise<PostgresSessionStore> {
+    const parsed = parsePostgresUrl(options.url);
+    const schema = options.schema ?? parsed.schema;
+    const leaseMs = options.leaseMs ?? parsed.leaseMs ?? 30_000;
+    if (!Number.isSafeInteger(leaseMs) || leaseMs < 100) {
+      throw new SessionError(
+        'STORE_URL',
+        `the lease must be a whole number of milliseconds ≥ 100, not ${leaseMs}`,
+      );
+    }
+    const pool = new pg.Pool({
+      connectionString: parsed.connectionString,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: 10_000,
+      application_name: 'rein',
+    });
+    pool.on('error', () => {
+      // An idle connection broke (the server restarted): the pool drops it and the next query reconnects.
+    });
+    try {
+      const state = await ensurePostgresSchema(pool, schema, parsed.where);
+      return new PostgresSessionStore(pool, options, parsed.where, schema, leaseMs, state);
+    } catch (error) {
+      await pool.end().catch(() => {
+        // The connection never worked; the schema or connection error is what the caller needs.
+      });
+      throw error;
+    }
+  }
+
+  /** Attaches the hook bus live sessions publish on. */
+  bind(hooks: HookBus): void {
+    this.#hooks = hooks;
+  }
+
+  async create(
+    header: Omit<SessionHeader, 'version' | 'createdAt'> & { createdAt?: number },
+    options: { seed?: readonly AnySessionEvent[] } = {},
+  ): Promise<Session> {
+    checkId(header.id);
+    this.#assertWritable();
+    if (this.#live.has(header.id)) throw exists(header.id);
+    const fullHeader: SessionHeader = {
+      ...header,
+      version: sessionLogVersion,
+      createdAt: header.createdAt ?? Date.now(),
+    };
+    if (options.seed !== undefined) fullHeader.seedLength = options.seed.length;
+    // Built first, so that the seed is validated before anything is written; what the session appends
+    // while it is built (its `session/end-seed`) waits here until the writer exists.
+    const early: AnySessionEvent[] = [];
+    const buffer: SessionPersistence = { write: (event) => early.push(event), checkpoint: () => settled };
+    const session = this.#construct(fullHeader, options.seed, buffer);
+    const seedLength = options.seed?.length ?? 0;
+    const lines: string[] = [];
+    for (const event of session.log.slice(0, seedLength)) lines.push(encodeEventLine(event).slice(0, -1));
+    let lease: PostgresLease;
+    try {
+      lease = await this.#transaction(async (client) => {
+        await insertSessionRows(client, this.schema, {
+          id: fullHeader.id,
+          headerLine: encodeHeaderLine(fullHeader).slice(0, -1),
+          createdAt: fullHeader.createdAt,
+          updatedAt: lines.length > 0 ? session.log.at(seedLength - 1)!.time : fullHeader.createdAt,
+          lines,
+        });
+        return acquireLease(client, this.schema, fullHeader.id, this.leaseMs);
+      });
+    } catch (error) {
+      session.close();
+      throw error;
+    }
+    const writer = this.#writer(lease, lines.length);
+    for (const event of early) writer.write(event);
+    session.attachPersistence(writer);
+    this.#live.set(header.id, { session, writer, lease });
+    return session;
+  }
+
+  async open(id: string): Promise<Session> {
+    checkId(id);
+    this.#assertWritable();
+    const live = this.#live.get(id);
+    if (live !== undefined) throw new SessionLockedError(id, live.lease.holder);
+    await this.#assertExists(id);
+    const lease = await this.#query(() => acquireLease(this.#pool, this.schema, id, this.leaseMs));
+    let session: Session | undefined;
+    let writer: PostgresSessionWriter | undefined;
+    try {
+      const parsed = await this.#parse(id, false);
+      const repaired = repairInterruptedTail(parsed.events);
+      writer = this.#writer(lease, parsed.events.length);
+      // The parsed events are this store's own: the session adopts them instead of copying them again.
+      session = this.#construct(parsed.header, repaired, writer, true);
+      const closers = repaired.slice(parsed.events.length);
+      await writer.resume(
+        closers.map((event) => encodeEventLine(event).slice(0, -1)),
+        closers.at(-1)?.time ?? 0,
+      );
+    } catch (error) {
+      session?.close();
+      writer?.abandon();
+      await releaseLease(this.#pool, this.schema, lease).catch(() => {
+        // The lease expires on its own; the load error is what the caller needs.
+      });
+      throw error;
+    }
+    this.#live.set(id, { session, writer, lease });
+    return session;
+  }
+
+  async read(id: string): Promise<{ header: SessionHeader; events: AnySessionEvent[] }> {
+    checkId(id);
+    const live = this.#live.get(id);
+    if (live !== undefined) return { header: { ...live.session.header }, events: live.session.log.slice() };
+    const parsed = await this.#parse(id, false);
+    return { header: parsed.header, events: parsed.events };
+  }
+
+  async list(): Promise<SessionSummary[]> {
+    const rows = await this.#query(
+      async () =>
+        (
+          await this.#pool.query<{ id: string; events: string }>(
+            `select id, event_count::text as events from ${this.schema}.sessions`,
+          )
+        ).rows,
+    );
+    const summaries: SessionSummary[] = [];
+    for (const row of rows) {
+      const summary = await this.#summary(row.id, Number(row.events));
+      if (summary !== undefined) summaries.push(summary);
+    }
+    return summaries.sort((a, b) => b.updatedAt - a.updatedAt);
+  }
+
+  async delete(id: string): Promise<void> {
+    checkId(id);
+    this.#assertWritable();
+    const live = this.#live.get(id);
+    if (live !== undefined) throw new SessionLockedError(id, live.lease.holder, 'dispose its agent first');
+    await this.#assertExists(id);
+    await this.#transaction(async (client) => {
+      // Taking the lease first refuses a session another server holds, and blocks a takeover meanwhile.
+      await acquireLease(client, this.schema, id, this.leaseMs);
+      await client.query(`delete from ${this.schema}.sessions where id = $1`, [id]);
+    });
+    this.#summaries.delete(id);
+  }
+
+  async fork(id: string, options: SessionForkOptions = {}): Promise<SessionHeader> {
+    checkId(id);
+    const live = this.#live.get(id);
+    let parent: Readonly<SessionHeader>;
+    let events: readonly AnySessionEvent[];
+    if (live !== undefined) {
+      parent = live.session.header;
+      events = live.session.events;
+    } else {
+      const parsed = await this.#parse(id, options.salvage === true);
+      parent = parsed.header;
+      // A log another server writes is cut before its open turn; a log nobody holds may end inside a
+      // crashed turn, which is closed (as a resume would) so that the fork keeps it.
+      const heldElsewhere = (await this.holderOf(id)) !== undefined;
+      events = heldElsewhere ? parsed.events : repairInterruptedTail(parsed.events);
+    }
+    const prefix = forkPrefix(events, options.atTurn);
+    const session = await this.create(forkHeader(parent, options.id ?? randomUUID(), prefix.length), {
+      seed: prefix,
+    });
+    await this.release(session);
+    return { ...session.header };
+  }
+
+  async release(session: Session): Promise<void> {
+    const live = this.#live.get(session.id);
+    session.close();
+    if (live === undefined || live.session !== session) return;
+    this.#live.delete(session.id);
+    try {
+      await live.writer.close();
+    } finally {
+      // A fenced writer's token no longer matches: the release then changes nothing.
+      await releaseLease(this.#pool, this.schema, live.lease).catch(() => {
+        // The database is unreachable: the lease expires on its own after `leaseMs`.
+      });
+    }
+  }
+
+  /** Commits every buffered event of a live session with a WAL flush; resolves with the durable count. */
+  async flush(session: Session): Promise<number> {
+    const live = this.#live.get(session.id);
+    if (live === undefined || live.session !== session) {
+      throw new SessionError('SESSION_CLOSED', `session ${session.id} is not open for writing in this store`);
+    }
+    await live.writer.checkpoint('flush');
+    return live.writer.durableEvents;
+  }
+
+  async exportLog(id: string): Promise<string> {
+    checkId(id);
+    const row = await this.#rawLog(id);
+    return row.body === null ? `${row.header}\n` : `${row.header}\n${row.body}\n`;
+  }
+
+  async importLog(text: string, source = 'the imported log'): Promise<SessionHeader> {
+    this.#assertWritable();
+    const parsed = parseTransferredLog(text, source);
+    const { header, events, lines } = parsed;
+    checkId(header.id);
+    if (this.#live.has(header.id)) throw exists(header.id);
+    await this.#transaction((client) =>
+      insertSessionRows(client, this.schema, {
+        id: header.id,
+        headerLine: parsed.text.slice(0, parsed.text.indexOf('\n')),
+        createdAt: header.createdAt,
+        updatedAt: events.at(-1)?.time ?? header.createdAt,
+        lines,
+      }),
+    );
+    return header;
+  }
+
+  /** Who holds a session's write lease, if anyone (for displays); reads never need it. */
+  async holderOf(id: string): Promise<SessionLockHolder | undefined> {
+    checkId(id);
+    return this.#query(() => leaseHolderOf(this.#pool, this.schema, id));
+  }
+
+  follow(id: string, options: SessionFollowOptions): void {
+    checkId(id);
+    this.#follower.follow(id, options);
+  }
+
+  /** Closes the connections; live sessions must be released first. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const live of this.#live.values()) live.writer.abandon();
+    await this.#follower.close();
+    await this.#pool.end();
+  }
+
+  /** Runs one query on a pooled connection (for doctor checks and tools); failures as SessionError. */
+  async query<Row extends object>(text: string, values: unknown[] = []): Promise<Row[]> {
+    return this.#query(async () => (await this.#pool.query<Row & pg.QueryResultRow>(text, values)).rows);
+  }
+
+  async #summary(id: string, eventCount: number): Promise<SessionSummary | undefined> {
+    const live = this.#live.get(id);
+    if (live !== undefined)
+      return summarizeSession(live.session.header, live.session.events, this.#options.pricing);
+    const cached = this.#summaries.get(id);
+    if (cached !== undefined && cached.events === eventCount) return cached.summary;
+    try {
+      const parsed = await this.#parse(id, true);
+      const summary = summarizeSession(parsed.header, parsed.events, this.#options.pricing);
+      if (parsed.corrupt !== undefined)
+        summary.corrupt = { line: parsed.corrupt.line, offset: parsed.corrupt.offset };
+      this.#summaries.set(id, { events: eventCount, summary });
+      return summary;
+    } catch (error) {
+      // A session deleted meanwhile, or a newer format, has no row; `read` reports why.
+      if (error instanceof SessionError && error.code !== 'STORE_UNREACHABLE') return undefined;
+      throw error;
+    }
+  }
+
+  async #parse(id: string, salvage: boolean): Promise<ParsedSessionLog> {
+    const row = await this.#rawLog(id);
+    const text = row.body === null ? `${row.header}\n` : `${row.header}\n${row.body}\n`;
+    // The rows are the disk format's lines: the disk parser validates them the same way.
+    return parseSessionLog(Buffer.from(text, 'utf8'), {
+      id,
+      path: `${this.where} (${this.schema}.events)`,
+      salvage,
+    });
+  }
+
+  async #rawLog(id: string): Promise<{ header: string; body: string | null }> {
+    const row = await this.#query(
+      async () =>
+        (
+          await this.#pool.query<{ header: string; body: string | null }>(
+            `select header, (select string_agg(line, E'\\n' order by seq) from ${this.schema}.events
+               where session_id = $1) as body
+             from ${this.schema}.sessions where id = $1`,
+            [id],
+          )
+        ).rows[0],
+    );
+    if (row === undefined) throw notFound(id, this.where);
+    return row;
+  }
+
+  async #assertExists(id: string): Promise<void> {
+    const rows = await this.query(`select 1 from ${this.schema}.sessions where id = $1`, [id]);
+    if (rows.length === 0) throw notFound(id, this.where);
+  }
+
+  #assertWritable(): void {
+    if (this.schemaState.readOnly) {
+      throw new SessionError(
+        'STORE_READ_ONLY',
+        `${this.where} is read-only (a replica, or default_transaction_read_only is on): ` +
+          'sessions can be read and listed there, not written; point REIN_STORE at the primary',
+      );
+    }
+  }
+
+  async #query<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw storeError(error, this.where);
+    }
+  }
+
+  async #transaction<T>(run: (client: PoolClient) => Promise<T>): Promise<T> {
+    let client: PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw storeError(error, this.where);
+    }
+    let broken = false;
+    try {
+      await client.query('begin');
+      const result = await run(client);
+      await client.query('commit');
+      return result;
+    } catch (error) {
+      await client.query('rollback').catch(() => {
+        // The connection broke; the server rolls the transaction back on its own.
+        broken = true;
+      });
+      throw storeError(error, this.where);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  #writer(lease: PostgresLease, storedEvents: number): PostgresSessionWriter {
+    const onDurable = this.#options.onDurable;
+    const id = lease.sessionId;
+    return new PostgresSessionWriter({
+      pool: this.#pool,
+      schema: this.schema,
+      lease,
+      leaseMs: this.leaseMs,
+      where: this.where,
+      channel: this.#channel,
+      storedEvents,
+      batchWindowMs: this.#options.batchWindowMs ?? 100,
+      durability: this.#options.durability ?? 'power-loss',
+      retryMs: this.#options.retryMs ?? 15_000,
+      ...(onDurable !== undefined ? { onDurable: (count: number) => onDurable(id, count) } : {}),
+    });
+  }
+
+  #construct(
+    header: SessionHeader,
+    seed: readonly AnySessionEvent[] | undefined,
+    persistence: SessionPersistence,
+    seedOwned = false,
+  ): Session {
+    const options: ConstructorParameters<typeof Session>[0] = { header, persistence };
+    if (this.#hooks !== undefined) options.hooks = this.#hooks;
+    if (seed !== undefined) options.seed = seed;
+    if (seedOwned) options.seedOwned = true;
+    try {
+      return new Session(options);
+    } catch (error) {
+      if (!(error instanceof SessionError) || seed === undefined) throw error;
+      throw new SessionError(
+        'SESSION_CORRUPT',
+        `session ${header.id}: the stored log breaks the session rules (${error.message}); nothing was changed`,
+        { cause: error },
+      );
+    }
+  }
+}
+
+function checkId(id: string): void {
+  if (typeof id !== 'string' || !validId.test(id)) {
+    throw new SessionError(
+      'INVALID_SESSION_ID',
+      `invalid session id ${JSON.stringify(id)}: use up to 128 letters, digits, '.', '_' or '-', not starting with '.' or '-'`,
+    );
+  }
+}
+
+function exists(id: string): SessionError {
+  return new SessionError('SESSION_EXISTS', `session ${id} already exists`);
+}
+
+function notFound(id: string, where: string): SessionError {
+  return new SessionError('SESSION_NOT_FOUND', `no session ${id} in ${where}`);
+}

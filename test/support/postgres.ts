@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { describe, it } from 'vitest';
+
+/** The test database URL (`scripts/postgres-test-server.sh start` prints it), if any. */
+export const postgresTestUrl: string | undefined = process.env.REIN_TEST_POSTGRES_URL || undefined;
+
+/**
+ * Describes tests that need PostgreSQL. Without `REIN_TEST_POSTGRES_URL` they are skipped with the
+ * reason shown, except under CI, where a missing database fails instead of hiding the tests.
+ */
+export function describePostgres(name: string, body: (url: string) => void): void {
+  if (postgresTestUrl !== undefined) {
+    describe(name, () => body(postgresTestUrl));
+    return;
+  }
+  if (process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false') {
+    describe(name, () => {
+      it('needs REIN_TEST_POSTGRES_URL under CI', () => {
+        throw new Error(
+          'CI is set but REIN_TEST_POSTGRES_URL is not: .ci/run starts PostgreSQL and exports it',
+        );
+      });
+    });
+    return;
+  }
+  describe.skip(`${name} (skipped: no REIN_TEST_POSTGRES_URL; run eval "$(scripts/postgres-test-server.sh start)")`, () => {
+    body('');
+  });
+}
+
+/** A fresh schema name and the URL that selects it: every test gets empty tables of its own. */
+export function freshSchemaUrl(url: string): { url: string; schema: string } {
+  const schema = `t_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  const parsed = new URL(url);
+  parsed.searchParams.set('schema', schema);
+  return { url: parsed.toString(), schema };
+}
+
+/** Runs SQL as the test user directly (setup and inspection, never the code under test). */
+export async function withTestDatabase<T>(url: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const clean = new URL(url);
+  clean.searchParams.delete('schema');
+  clean.searchParams.delete('lease_ms');
+  const client = new pg.Client({ connectionString: clean.toString() });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops a test schema and everything in it. */
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  await withTestDatabase(url, (client) => client.query(`drop schema if exists ${schema} cascade`));
+}
