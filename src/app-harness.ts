@@ -23,6 +23,8 @@ import { permissionModes, permissionsPlugin } from './plugins/permissions/index.
 import { retryPlugin } from './plugins/retry/index.ts';
 import { repetitionGuardPlugin } from './plugins/repetition-guard/index.ts';
 import { subagentsPlugin } from './plugins/subagents/index.ts';
+import type { McpPlugin } from './plugins/mcp/index.ts';
+import { mcpPlugin } from './plugins/mcp/index.ts';
 import { agentsMdPlugin } from './prompt/index.ts';
 import type { PricingLookup, SessionStore } from './session/index.ts';
 import { DiskSessionStore } from './session/stores/index.ts';
@@ -104,6 +106,8 @@ export class ReinHarness extends Harness {
   readonly usingDemo: boolean;
   /** What the user should be told about this composition (one sentence each). */
   readonly notices: readonly string[];
+  /** The MCP client: the configured servers' status, and `attach` to give one agent its own servers. */
+  readonly mcp: McpPlugin;
   readonly #env: Readonly<Record<string, string | undefined>>;
   // Providers that do not come from the configuration (the demo, extra adapters): never reloaded.
   readonly #localProviders: ReadonlySet<string>;
@@ -117,9 +121,11 @@ export class ReinHarness extends Harness {
       notices: readonly string[];
       env: Readonly<Record<string, string | undefined>>;
       localProviders: readonly string[];
+      mcp: McpPlugin;
     },
   ) {
     super(options);
+    this.mcp = options.mcp;
     this.home = options.home;
     this.cwd = options.cwd;
     this.approvalMode = options.approvalMode;
@@ -145,6 +151,12 @@ export class ReinHarness extends Harness {
       registered.push(adapter.provider);
     }
     return registered;
+  }
+
+  /** Disposes the agents and plugins, then waits until every MCP server has shut down. */
+  override async dispose(): Promise<void> {
+    await super.dispose();
+    await this.mcp.close();
   }
 
   /** The default route, which always exists for the app harness. */
@@ -236,6 +248,7 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     );
   }
   const usingDemo = route.provider === demoProviderId;
+  const mcp = mcpPlugin({ cwd, outputDirectory: join(home, 'tool-output') });
   // Order matters on the shared waterfalls: the first plugin is the outermost listener.
   const plugins: HarnessPlugin[] = [
     permissionsPlugin({
@@ -251,6 +264,7 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     subagentsPlugin(),
     repetitionGuardPlugin(),
     budgetsPlugin(options.budgets ?? {}),
+    mcp,
     ...(options.plugins ?? []),
   ];
   const tools: Tool<never>[] = [
@@ -282,6 +296,7 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     notices,
     env,
     localProviders: [demo.provider, ...extra.map((adapter) => adapter.provider)],
+    mcp,
     ...(options.maxParallelToolCalls !== undefined
       ? { maxParallelToolCalls: options.maxParallelToolCalls }
       : {}),

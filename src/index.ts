@@ -24,3 +24,4 @@ export * from './plugins/permissions/index.ts';
 export * from './plugins/budgets/index.ts';
 export * from './plugins/retry/index.ts';
 export * from './config/index.ts';
+export * from './plugins/mcp/index.ts';
