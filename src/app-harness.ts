@@ -23,7 +23,8 @@ import { permissionModes, permissionsPlugin } from './plugins/permissions/index.
 import { retryPlugin } from './plugins/retry/index.ts';
 import { repetitionGuardPlugin } from './plugins/repetition-guard/index.ts';
 import { subagentsPlugin } from './plugins/subagents/index.ts';
-import type { McpPlugin } from './plugins/mcp/index.ts';
+import type { McpPlugin, McpPluginOptions } from './plugins/mcp/index.ts';
+import { appMcpServers } from './app-mcp-servers.ts';
 import { mcpPlugin } from './plugins/mcp/index.ts';
 import { agentsMdPlugin } from './prompt/index.ts';
 import type { PricingLookup, SessionStore } from './session/index.ts';
@@ -57,6 +58,8 @@ export interface ReinHarnessOptions {
   plugins?: readonly HarnessPlugin[];
   /** Bound of the rolling pool of parallel tool calls; 10 by default. */
   maxParallelToolCalls?: number;
+  /** MCP: `false` to run no configured server; otherwise timeouts and a warning listener. */
+  mcp?: false | Pick<McpPluginOptions, 'startupTimeoutMs' | 'callTimeoutMs' | 'onWarning'>;
 }
 
 /** A provider/model pair. */
@@ -248,7 +251,19 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     );
   }
   const usingDemo = route.provider === demoProviderId;
-  const mcp = mcpPlugin({ cwd, outputDirectory: join(home, 'tool-output') });
+  const mcpServers =
+    options.mcp === false
+      ? { servers: [], untrusted: [], invalid: [], notices: [] }
+      : await appMcpServers({ home, cwd, env });
+  notices.push(...mcpServers.notices);
+  const mcp = mcpPlugin({
+    cwd,
+    outputDirectory: join(home, 'tool-output'),
+    servers: mcpServers.servers,
+    untrusted: mcpServers.untrusted,
+    invalid: mcpServers.invalid,
+    ...(options.mcp !== false ? options.mcp : {}),
+  });
   // Order matters on the shared waterfalls: the first plugin is the outermost listener.
   const plugins: HarnessPlugin[] = [
     permissionsPlugin({

@@ -169,6 +169,19 @@ export class McpConnection {
     this.#stderrPartial = '';
     this.#protocolNoise = undefined;
     const generation = ++this.#generation;
+    // Loading the SDK (once per process) is Rein's cost, not the server's: it is outside the timeout.
+    let sdk: McpSdk;
+    try {
+      sdk = await loadMcpSdk();
+    } catch (error) {
+      this.#lastError = this.#error(
+        'MCP_START_FAILED',
+        `could not load the MCP SDK: ${describe(error)}`,
+        error,
+      );
+      this.#setState('failed');
+      throw this.#lastError;
+    }
     const timeoutMs = this.config.startupTimeoutMs ?? this.#options.startupTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_resolve, reject) => {
@@ -178,7 +191,6 @@ export class McpConnection {
       );
     });
     try {
-      const sdk = await loadMcpSdk();
       await Promise.race([this.#connect(sdk, generation, timeoutMs), deadline]);
       const tools = await Promise.race([this.#listTools(), deadline]);
       if (generation !== this.#generation || this.#state === 'closed') return;
@@ -337,8 +349,9 @@ export class McpConnection {
       generation !== this.#generation ||
       this.#client === undefined;
     if (died) {
+      // A protocol violation says more than "exited"; otherwise say which call the server died in.
       const failure =
-        this.#lastError?.code === 'MCP_SERVER_DIED'
+        this.#protocolNoise !== undefined && this.#lastError?.code === 'MCP_SERVER_DIED'
           ? this.#lastError
           : this.#error('MCP_SERVER_DIED', `exited during ${tool}`, error);
       if (this.#state !== 'closed') this.#setState('failed');
@@ -401,11 +414,9 @@ export class McpConnection {
     });
   }
 
-  #error(code: McpErrorCode, what: string, cause?: unknown): McpError {
-    return new McpError(code, `MCP server ${this.name} ${what}`, {
-      server: this.name,
-      ...(cause !== undefined ? { cause } : {}),
-    });
+  // No cause is chained: the message already says what the cause said, and results show the chain.
+  #error(code: McpErrorCode, what: string, _cause?: unknown): McpError {
+    return new McpError(code, `MCP server ${this.name} ${what}`, { server: this.name });
   }
 
   #setState(state: McpServerState): void {

@@ -18,6 +18,13 @@ export interface McpUntrustedServer {
   readonly hint: string;
 }
 
+/** A configured server whose configuration is wrong: listed with its error, never started. */
+export interface McpInvalidServer {
+  readonly name: string;
+  readonly origin: McpServerOrigin;
+  readonly error: { readonly code: string; readonly message: string };
+}
+
 /** Servers given by name, or as definitions carrying their origin. */
 export type McpServerList = Readonly<Record<string, McpServerConfig>> | readonly McpServerDefinition[];
 
@@ -27,6 +34,8 @@ export interface McpPluginOptions {
   servers?: McpServerList;
   /** Servers shown as `untrusted` and never started. */
   untrusted?: readonly McpUntrustedServer[];
+  /** Servers shown as `invalid` and never started. */
+  invalid?: readonly McpInvalidServer[];
   /** The workspace: stdio servers' default working directory and the root offered to servers. */
   cwd?: string;
   /** Where cut output is saved in full (a private folder); a folder under the system's temp dir by default. */
@@ -119,6 +128,8 @@ export function mcpPlugin(options: McpPluginOptions = {}): McpPlugin {
       ...(options.outputLimit !== undefined ? { outputLimit: options.outputLimit } : {}),
     },
     warn: (warning) => {
+      // A restarted server lists the same broken tool again: it is reported once.
+      if (warnings.some((seen) => seen.server === warning.server && seen.message === warning.message)) return;
       warnings.push(warning);
       options.onWarning?.(warning);
       changed();
@@ -219,9 +230,18 @@ export function mcpPlugin(options: McpPluginOptions = {}): McpPlugin {
           origin: server.origin ?? { scope: 'sdk' as const },
           tools: [],
         }));
+      const invalidStatus: McpServerStatus[] = (options.invalid ?? []).map((server) => ({
+        name: server.name,
+        state: 'invalid',
+        transport: 'unknown',
+        origin: server.origin,
+        tools: [],
+        error: { code: server.error.code, message: server.error.message },
+      }));
       return [
         ...sharedStatus,
         ...untrustedStatus,
+        ...invalidStatus,
         ...[...attached.values()].flat().flatMap((set) => set.status()),
       ];
     },

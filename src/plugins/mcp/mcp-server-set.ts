@@ -19,9 +19,13 @@ export interface McpWarning {
 /** What a listing or a UI shows about one server. */
 export interface McpServerStatus {
   readonly name: string;
-  /** `untrusted`: a project's server that is not started until the user trusts the project. */
-  readonly state: McpServerState | 'untrusted';
-  readonly transport: McpServerConfig['type'];
+  /**
+   * `untrusted`: a project's server that is not started until the user trusts the project; `invalid`:
+   * its configuration is wrong (see `error`).
+   */
+  readonly state: McpServerState | 'untrusted' | 'invalid';
+  /** The transport, `unknown` for an invalid configuration that names none Rein knows. */
+  readonly transport: McpServerConfig['type'] | 'unknown';
   readonly origin: McpServerOrigin;
   /** The agent (session) whose own server this is; absent for servers every agent shares. */
   readonly agent?: string;
