@@ -111,6 +111,8 @@ export class ReinHarness extends Harness {
   readonly notices: readonly string[];
   /** The MCP client: the configured servers' status, and `attach` to give one agent its own servers. */
   readonly mcp: McpPlugin;
+  /** The MCP part of `notices` (broken files, invalid entries, untrusted project servers). */
+  readonly mcpNotices: readonly string[];
   readonly #env: Readonly<Record<string, string | undefined>>;
   // Providers that do not come from the configuration (the demo, extra adapters): never reloaded.
   readonly #localProviders: ReadonlySet<string>;
@@ -125,10 +127,12 @@ export class ReinHarness extends Harness {
       env: Readonly<Record<string, string | undefined>>;
       localProviders: readonly string[];
       mcp: McpPlugin;
+      mcpNotices: readonly string[];
     },
   ) {
     super(options);
     this.mcp = options.mcp;
+    this.mcpNotices = options.mcpNotices;
     this.home = options.home;
     this.cwd = options.cwd;
     this.approvalMode = options.approvalMode;
@@ -312,6 +316,7 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     env,
     localProviders: [demo.provider, ...extra.map((adapter) => adapter.provider)],
     mcp,
+    mcpNotices: mcpServers.notices,
     ...(options.maxParallelToolCalls !== undefined
       ? { maxParallelToolCalls: options.maxParallelToolCalls }
       : {}),

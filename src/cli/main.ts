@@ -8,6 +8,7 @@ import type { CommandSpec } from './command-line.ts';
 import { parseCommand } from './command-line.ts';
 import { commandSpec, runSpec, webSpec } from './command-specs.ts';
 import { doctorCommand } from './doctor-command.ts';
+import { mcpCommand } from './mcp-command.ts';
 import { commandHelp, generalHelp, shortUsage } from './help-text.ts';
 import { runCommand } from './run-command.ts';
 import { compactCommand, forkCommand, rmCommand, sessionsCommand, showCommand } from './session-commands.ts';
@@ -24,6 +25,7 @@ const handlers: Readonly<Record<string, CommandHandler>> = {
   rm: rmCommand,
   doctor: doctorCommand,
   web: webCommand,
+  mcp: mcpCommand,
 };
 
 /** Runs the `rein` command line and resolves its exit code; errors are printed, never thrown. */

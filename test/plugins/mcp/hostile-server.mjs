@@ -1,6 +1,7 @@
 // A deliberately badly behaved MCP stdio server for tests, speaking raw JSON-RPC (no SDK).
 // argv[2] is a control file: {"mode": "ok" | "hang-initialize"}, read at every launch; each launch
-// appends a line to `${control}.launches`, and each cancellation it hears to `${control}.cancelled`.
+// appends a line to `${control}.launches`, each call its tool name to `${control}.calls`, and each
+// cancellation it hears to `${control}.cancelled`.
 import { appendFileSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
@@ -78,6 +79,7 @@ lines.on('line', (line) => {
     if (message.id !== undefined) send({ id: message.id, result: {} });
     return;
   }
+  appendFileSync(`${control}.calls`, `${message.params.name}\n`);
   switch (message.params.name) {
     case 'pid':
       send({ id: message.id, result: text(String(process.pid)) });
