@@ -68,7 +68,9 @@ export function parseJsonWithPosition(text: string, file: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    const reason = (error as Error).message.replace(/\s*\(line \d+ column \d+\)$/, '');
+    const reason = (error as Error).message
+      .replace(/\s*\(line \d+ column \d+\)$/, '')
+      .replace(/ in JSON at position \d+$/, '');
     throw new ConfigError(
       'INVALID_CONFIG',
       `${file}: invalid JSON at ${positionOf(text, error as Error)}: ${reason}`,

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { McpWarning } from '../../../src/index.ts';
@@ -132,5 +132,57 @@ describe('MCP: servers that misbehave', () => {
     ]);
     expect(headerToolNames(agent)[0]).not.toContain('mcp__bad__broken_schema');
     expect(headerToolNames(agent)[0]).toContain('mcp__bad__pid');
+  }, 30_000);
+
+  it('cancelling a turn sends the server a cancellation notification for the running call', async () => {
+    fixture = await mcpFixture({
+      workspace: box.workspace,
+      reinHome: box.reinHome,
+      mcp: { servers: { bad: hostileServer(control) } },
+      responses: [{ toolCalls: [call('w1', 'wait')] }, { toolCalls: [call('p1', 'pid')] }, { text: 'ok' }],
+    });
+    const { agent } = fixture;
+    agent.followup('wait');
+    while (!existsSync(`${control}.calls`)) await new Promise((resolve) => setTimeout(resolve, 10));
+    agent.cancel({ kind: 'user' });
+    await agent.whenIdle();
+    expect(loggedResults(agent)).toEqual([
+      { callId: 'w1', text: 'Error: tool call aborted', isError: true, code: 'ABORTED', types: ['text'] },
+    ]);
+    while (!existsSync(`${control}.cancelled`)) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(readFileSync(`${control}.cancelled`, 'utf8').trim()).toMatch(/^\d+$/);
+    // The agent stays usable, on the same server process.
+    agent.followup('again');
+    await agent.whenIdle();
+    expect(loggedResults(agent)[1]).toMatchObject({ callId: 'p1', isError: false, text: launches()[0] });
+  }, 30_000);
+
+  it('notifications/tools/list_changed refreshes the tools before the next step, as the request header records', async () => {
+    fixture = await mcpFixture({
+      workspace: box.workspace,
+      reinHome: box.reinHome,
+      mode: 'yolo',
+      mcp: { servers: { bad: hostileServer(control) } },
+      responses: [
+        { toolCalls: [call('a1', 'add_tool')] },
+        { toolCalls: [call('x1', 'extra')] },
+        { text: 'ok' },
+      ],
+    });
+    const { agent } = fixture;
+    agent.followup('grow');
+    await agent.whenIdle();
+    expect(loggedResults(agent).map(({ callId, text, isError }) => ({ callId, text, isError }))).toEqual([
+      { callId: 'a1', text: 'added', isError: false },
+      { callId: 'x1', text: 'extra ran', isError: false },
+    ]);
+    const headers = headerToolNames(agent);
+    expect(headers[0]).not.toContain('mcp__bad__extra');
+    expect(headers[1]).toContain('mcp__bad__extra');
+    expect(
+      agent.session.events
+        .filter((event) => event.type === 'request/header')
+        .map((event) => (event.data as { reason: string }).reason),
+    ).toEqual(['initial', 'change']);
   }, 30_000);
 });
