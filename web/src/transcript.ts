@@ -12,6 +12,8 @@ export interface ToolCard {
   state: 'requested' | 'running' | 'awaiting-approval' | 'done' | 'failed';
   approval?: { requestId: string; reason?: string; decision?: string; decisionReason?: string };
   result?: { text: string; isError: boolean; code?: string; meta?: unknown };
+  /** The last progress the running call reported (`tool/progress`). */
+  progress?: { progress: number; total?: number; message?: string };
 }
 
 /** An assistant message, streaming (from chunks) or final. */
@@ -142,6 +144,17 @@ export class Transcript {
           card.approval.decision = data.decision as string;
           if (typeof data.reason === 'string') card.approval.decisionReason = data.reason;
           if (card.state === 'awaiting-approval') card.state = 'running';
+        }
+        break;
+      }
+      case 'tool/progress': {
+        const card = this.#tools.get(data.callId as string);
+        if (card !== undefined && typeof data.progress === 'number') {
+          card.progress = {
+            progress: data.progress,
+            ...(typeof data.total === 'number' ? { total: data.total } : {}),
+            ...(typeof data.message === 'string' ? { message: data.message } : {}),
+          };
         }
         break;
       }

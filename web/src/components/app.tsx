@@ -8,6 +8,7 @@ import { Composer } from './composer.tsx';
 import { raiseFor } from '../budget-raise.ts';
 import { GoalBudgetBar } from './goal-budget-bar.tsx';
 import { QueuePanel } from './queue-panel.tsx';
+import { McpPanel } from './mcp-panel.tsx';
 import { SettingsPanel } from './settings-panel.tsx';
 import { Sidebar } from './sidebar.tsx';
 import { StatusBar, TodoList } from './status-bar.tsx';
@@ -237,6 +238,7 @@ export function App() {
           canCompact={info?.features.compaction === true && currentId !== undefined}
           onCompact={() => call('POST', '/compact', {})}
         />
+        <McpPanel />
         <GoalBudgetBar
           goal={state.activeGoal}
           paused={paused}
