@@ -321,6 +321,8 @@ export class McpConnection {
     const refresh = this.#listTools().then(
       (tools) => {
         if (this.#state !== 'ready') return;
+        // A notification that changes nothing (servers send one right after initialize) changes nothing.
+        if (JSON.stringify(tools) === JSON.stringify(this.#tools)) return;
         this.#tools = tools;
         this.#options.onTools(tools);
       },

@@ -17,20 +17,34 @@ export interface McpToolInfo {
   readonly description: string;
 }
 
+type SchemaCheck = { schema: JsonSchema } | { problem: string };
+
+// Checked schemas by their JSON: servers (and restarts, and list refreshes) repeat the same schemas, and
+// reusing one object also reuses its compiled validator (cached per schema object) for every call.
+const checkedSchemas = new Map<string, SchemaCheck>();
+const checkedSchemasKept = 2_000;
+
 /** The tool's input schema when it is usable as a tool's parameters; otherwise why not. */
-export function mcpToolParameters(listed: McpListedTool): { schema: JsonSchema } | { problem: string } {
+export function mcpToolParameters(listed: McpListedTool): SchemaCheck {
   const raw = listed.inputSchema;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { problem: 'its input schema is not an object' };
   }
   const { $schema: _dialect, ...schema } = raw as Record<string, unknown>;
   if (schema.type !== 'object') return { problem: 'its input schema is not of type "object"' };
+  const key = JSON.stringify(schema);
+  const known = checkedSchemas.get(key);
+  if (known !== undefined) return known;
+  let check: SchemaCheck;
   try {
     validateToolArguments({ name: listed.name, description: '', parameters: schema, execute: () => '' }, {});
+    check = { schema };
   } catch (error) {
-    return { problem: `its input schema is not valid JSON Schema: ${(error as Error).message}` };
+    check = { problem: `its input schema is not valid JSON Schema: ${(error as Error).message}` };
   }
-  return { schema };
+  if (checkedSchemas.size >= checkedSchemasKept) checkedSchemas.clear();
+  checkedSchemas.set(key, check);
+  return check;
 }
 
 /**
