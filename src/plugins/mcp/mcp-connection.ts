@@ -62,6 +62,7 @@ export class McpConnection {
   #lastError: McpError | undefined;
   #tools: readonly McpListedTool[] = [];
   #generation = 0;
+  #failedAt = 0;
   readonly #options: McpConnectionOptions;
 
   constructor(options: McpConnectionOptions) {
@@ -78,6 +79,11 @@ export class McpConnection {
   /** Why the last start or call failed, when the server is `failed`. */
   get lastError(): McpError | undefined {
     return this.#lastError;
+  }
+
+  /** When the server last entered `failed` (`performance.now()` time; 0 if never). */
+  get failedAt(): number {
+    return this.#failedAt;
   }
 
   /** The tools of the last successful listing. */
@@ -424,6 +430,7 @@ export class McpConnection {
   #setState(state: McpServerState): void {
     if (this.#state === state || this.#state === 'closed') return;
     this.#state = state;
+    if (state === 'failed') this.#failedAt = performance.now();
     this.#options.onState(state);
   }
 }

@@ -155,6 +155,9 @@ export function mcpPlugin(options: McpPluginOptions = {}): McpPlugin {
     sharedSet ??= new McpServerSet({ servers: shared, registry: services.tools, settings: settings() });
     return sharedSet.start();
   };
+  // A new session gives servers that failed to start another chance (a long-lived `rein web`).
+  const startSharedForSession = (): Promise<void> =>
+    sharedSet === undefined ? startShared() : sharedSet.retryFailed();
 
   const plugin: McpPlugin = {
     name: 'mcp',
@@ -164,7 +167,7 @@ export function mcpPlugin(options: McpPluginOptions = {}): McpPlugin {
       if (shared.length > 0) {
         disposers.push(
           pluginHost.hooks.on('agent/created', () => {
-            void startShared();
+            if (!closed) void startSharedForSession();
           }),
         );
       }

@@ -9,6 +9,10 @@ import type { McpToolInfo } from './mcp-tool.ts';
 import { createMcpTool, mcpToolParameters } from './mcp-tool.ts';
 import { mcpToolName } from './mcp-tool-name.ts';
 
+// A server that failed to start is tried again by a new session only this long after it failed, so
+// sessions started in a row (subagents) do not each wait out a hanging server's start-up timeout.
+const retryAfterMs = 60_000;
+
 /** A problem that stops nothing else: a skipped tool, a renamed tool, a server that failed to start. */
 export interface McpWarning {
   readonly server: string;
@@ -117,6 +121,26 @@ export class McpServerSet {
         }),
       ),
     ).then(() => undefined);
+    return this.#started;
+  }
+
+  /**
+   * Starts again, in parallel, the servers that failed a minute or more ago before they ever listed
+   * tools (the model cannot call a tool it never saw, so no call would restart them).
+   */
+  retryFailed(): Promise<void> {
+    if (this.#started === undefined) return this.start();
+    const retried = this.#entries
+      .filter(
+        (entry) =>
+          entry.connection.state === 'failed' &&
+          entry.infos.length === 0 &&
+          performance.now() - entry.connection.failedAt >= retryAfterMs,
+      )
+      .map((entry) => entry.connection.start().catch(() => undefined));
+    if (retried.length === 0) return this.#started;
+    const previous = this.#started;
+    this.#started = Promise.all([previous, ...retried]).then(() => undefined);
     return this.#started;
   }
 

@@ -185,4 +185,57 @@ describe('MCP: servers that misbehave', () => {
         .map((event) => (event.data as { reason: string }).reason),
     ).toEqual(['initial', 'change']);
   }, 30_000);
+
+  it('a call with no answer within the per-call timeout is MCP_CALL_TIMEOUT; the server keeps serving', async () => {
+    fixture = await mcpFixture({
+      workspace: box.workspace,
+      reinHome: box.reinHome,
+      mcp: { servers: { bad: { ...hostileServer(control), callTimeoutMs: 300 } } },
+      responses: [{ toolCalls: [call('w1', 'wait')] }, { toolCalls: [call('p1', 'pid')] }, { text: 'ok' }],
+    });
+    const { agent } = fixture;
+    agent.followup('wait');
+    await agent.whenIdle();
+    expect(
+      loggedResults(agent).map(({ callId, text, isError, code }) => ({ callId, text, isError, code })),
+    ).toEqual([
+      {
+        callId: 'w1',
+        text: 'Error: MCP server bad did not answer wait within 300 ms',
+        isError: true,
+        code: 'MCP_CALL_TIMEOUT',
+      },
+      { callId: 'p1', text: launches()[0], isError: false, code: undefined },
+    ]);
+  }, 30_000);
+
+  it('a command that does not exist: the server is failed with "command not found", the agent works', async () => {
+    const warnings: McpWarning[] = [];
+    fixture = await mcpFixture({
+      workspace: box.workspace,
+      reinHome: box.reinHome,
+      mcp: {
+        servers: { missing: { type: 'stdio', command: join(box.base, 'no-such-program') } },
+        onWarning: (warning) => warnings.push(warning),
+      },
+      responses: [{ toolCalls: [{ id: 'r1', name: 'list_dir', arguments: { path: '.' } }] }, { text: 'ok' }],
+    });
+    fixture.agent.followup('go');
+    await fixture.agent.whenIdle();
+    expect(loggedResults(fixture.agent).map(({ callId, isError }) => ({ callId, isError }))).toEqual([
+      { callId: 'r1', isError: false },
+    ]);
+    expect(warnings).toEqual([
+      {
+        server: 'missing',
+        code: 'MCP_START_FAILED',
+        message: expect.stringContaining('MCP server missing failed to start: command not found'),
+      },
+    ]);
+    expect(fixture.mcp.status()[0]).toMatchObject({
+      name: 'missing',
+      state: 'failed',
+      error: { code: 'MCP_START_FAILED' },
+    });
+  }, 30_000);
 });
