@@ -119,6 +119,7 @@ export function mcpPlugin(options: McpPluginOptions = {}): McpPlugin {
   let host: PluginHost | undefined;
   let sharedSet: McpServerSet | undefined;
   let closed = false;
+  let closing: Promise<void> | undefined;
   const settings = (): McpSetSettings => ({
     cwd: options.cwd ?? process.cwd(),
     startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
@@ -253,12 +254,14 @@ export function mcpPlugin(options: McpPluginOptions = {}): McpPlugin {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    async close() {
-      if (closed) return;
+    close() {
+      // Every caller (the plugin's disposer, the app harness's dispose) waits for the same shut-down.
+      if (closing !== undefined) return closing;
       closed = true;
       const sets = [...(sharedSet !== undefined ? [sharedSet] : []), ...[...attached.values()].flat()];
       attached.clear();
-      await Promise.all(sets.map((set) => set.close()));
+      closing = Promise.all(sets.map((set) => set.close())).then(() => undefined);
+      return closing;
     },
   };
   return plugin;

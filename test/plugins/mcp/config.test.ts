@@ -1,5 +1,5 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createHarness,
@@ -203,4 +203,23 @@ describe('MCP configuration', () => {
     ]);
     await harness.dispose();
   }, 30_000);
+
+  it('the SDK stays off the start-up path: only the lazy loader imports it at run time', () => {
+    const runtime: string[] = [];
+    const visit = (directory: string): void => {
+      for (const name of readdirSync(directory)) {
+        const path = join(directory, name);
+        if (statSync(path).isDirectory()) visit(path);
+        else if (name.endsWith('.ts')) {
+          const text = readFileSync(path, 'utf8');
+          const value = /^import\s+(?!type\b)[^'"]*from\s+['"]@modelcontextprotocol\/sdk/m.test(text);
+          const dynamic = /import\(\s*['"]@modelcontextprotocol\/sdk/.test(text);
+          if (value || dynamic) runtime.push(`${relative(source, path)}${dynamic ? ' (dynamic)' : ''}`);
+        }
+      }
+    };
+    const source = resolve(import.meta.dirname, '../../../src');
+    visit(source);
+    expect(runtime).toEqual([join('plugins', 'mcp', 'mcp-sdk.ts') + ' (dynamic)']);
+  });
 });
