@@ -102,6 +102,15 @@ export class TextRunOutput implements RunOutput {
         this.#spinner.start(`running ${data.name}…`);
         return;
       }
+      case 'tool/progress': {
+        const data = event.data as { callId: string; progress: number; total?: number; message?: string };
+        const of = data.total !== undefined ? `/${data.total}` : '';
+        const note = data.message !== undefined ? ` ${oneLine(data.message)}` : '';
+        this.#spinner.start(
+          `running ${this.#calls.get(data.callId) ?? 'a tool'}… ${data.progress}${of}${note}`,
+        );
+        return;
+      }
       case 'tool/approval-decided': {
         const data = event.data as { decision: string; reason?: string };
         if (data.decision !== 'deny') return;
