@@ -155,3 +155,75 @@ export function parseMcpServerConfig(
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** A name/value pair, as editors send environment variables and headers. */
+export interface McpNameValue {
+  readonly name: string;
+  readonly value: string;
+}
+
+/** One server in the list shape editors send (ACP's `session/new` `mcpServers`). */
+export type McpListedServer =
+  | {
+      readonly type?: 'stdio';
+      readonly name: string;
+      readonly command: string;
+      readonly args?: readonly string[];
+      readonly env?: readonly McpNameValue[];
+    }
+  | {
+      readonly type: 'http' | 'sse';
+      readonly name: string;
+      readonly url: string;
+      readonly headers?: readonly McpNameValue[];
+    };
+
+/**
+ * Converts the list shape (name/value pairs for `env` and `headers`) into validated definitions of
+ * origin `session`, strings taken as given; throws `MCP_INVALID_CONFIG` naming the bad entry.
+ */
+export function mcpServersFromList(
+  list: readonly McpListedServer[],
+  where = 'session',
+): McpServerDefinition[] {
+  const pairs = (entries: unknown, field: string, name: string): Record<string, string> | undefined => {
+    if (entries === undefined) return undefined;
+    if (!Array.isArray(entries)) {
+      throw new McpError('MCP_INVALID_CONFIG', `${where}: mcpServers ${name}: ${field} must be a list`, {
+        server: name,
+      });
+    }
+    const result: Record<string, string> = {};
+    for (const entry of entries as unknown[]) {
+      if (!isRecord(entry) || typeof entry.name !== 'string' || typeof entry.value !== 'string') {
+        throw new McpError(
+          'MCP_INVALID_CONFIG',
+          `${where}: mcpServers ${name}: each of ${field} must be { name, value } strings`,
+          { server: name },
+        );
+      }
+      result[entry.name] = entry.value;
+    }
+    return result;
+  };
+  return list.map((server, index) => {
+    const raw = server as unknown as Record<string, unknown>;
+    const name = typeof raw.name === 'string' ? raw.name : '';
+    if (name === '') {
+      throw new McpError('MCP_INVALID_CONFIG', `${where}: mcpServers[${index}] needs a name`);
+    }
+    const env = pairs(raw.env, 'env', name);
+    const headers = pairs(raw.headers, 'headers', name);
+    const { name: _name, env: _env, headers: _headers, ...rest } = raw;
+    const shaped = {
+      ...rest,
+      ...(env !== undefined ? { env } : {}),
+      ...(headers !== undefined ? { headers } : {}),
+    };
+    return {
+      name,
+      config: parseMcpServerConfig(name, shaped, { expand: false, where }),
+      origin: { scope: 'session' as const },
+    };
+  });
+}

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createHarness, mcpPlugin } from '../../../src/index.ts';
+import { createHarness, mcpPlugin, mcpServersFromList } from '../../../src/index.ts';
 import { ScriptedProvider } from '../../../src/testing/index.ts';
 import type { Sandbox } from '../../tools/support.ts';
 import { sandbox } from '../../tools/support.ts';
@@ -81,5 +81,43 @@ describe('MCP: servers of one agent (attach)', () => {
     );
     expect(mcp.status()).toEqual([]);
     await harness.dispose();
+  });
+
+  it('mcpServersFromList takes the editor list shape (name/value env and headers)', () => {
+    expect(
+      mcpServersFromList([
+        {
+          name: 'files',
+          command: 'node',
+          args: ['s.js'],
+          env: [{ name: 'TOKEN', value: '${NOT_EXPANDED}' }],
+        },
+        {
+          type: 'http',
+          name: 'web',
+          url: 'https://example.com/mcp',
+          headers: [{ name: 'Authorization', value: 'Bearer x' }],
+        },
+        { type: 'sse', name: 'old', url: 'http://localhost:1/sse' },
+      ]),
+    ).toEqual([
+      {
+        name: 'files',
+        config: { type: 'stdio', command: 'node', args: ['s.js'], env: { TOKEN: '${NOT_EXPANDED}' } },
+        origin: { scope: 'session' },
+      },
+      {
+        name: 'web',
+        config: { type: 'http', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer x' } },
+        origin: { scope: 'session' },
+      },
+      { name: 'old', config: { type: 'sse', url: 'http://localhost:1/sse' }, origin: { scope: 'session' } },
+    ]);
+    expect(() => mcpServersFromList([{ name: 'x', command: 'a', env: [{ name: 'A' }] } as never])).toThrow(
+      expect.objectContaining({
+        code: 'MCP_INVALID_CONFIG',
+        message: 'session: mcpServers x: each of env must be { name, value } strings',
+      }),
+    );
   });
 });
