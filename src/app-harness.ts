@@ -23,6 +23,9 @@ import { permissionModes, permissionsPlugin } from './plugins/permissions/index.
 import { retryPlugin } from './plugins/retry/index.ts';
 import { repetitionGuardPlugin } from './plugins/repetition-guard/index.ts';
 import { subagentsPlugin } from './plugins/subagents/index.ts';
+import type { McpPlugin, McpPluginOptions } from './plugins/mcp/index.ts';
+import { appMcpServers } from './app-mcp-servers.ts';
+import { mcpPlugin } from './plugins/mcp/index.ts';
 import { agentsMdPlugin } from './prompt/index.ts';
 import type { PricingLookup, SessionStore } from './session/index.ts';
 import { openSessionStore } from './session/stores/index.ts';
@@ -61,6 +64,8 @@ export interface ReinHarnessOptions {
   maxParallelToolCalls?: number;
   /** How `bash` is sandboxed in the `sandbox` approval mode (network, extra hidden paths, `bwrap`). */
   sandbox?: SandboxSettings;
+  /** MCP: `false` to run no configured server; otherwise timeouts and a warning listener. */
+  mcp?: false | Pick<McpPluginOptions, 'startupTimeoutMs' | 'callTimeoutMs' | 'onWarning'>;
 }
 
 /** A provider/model pair. */
@@ -112,6 +117,10 @@ export class ReinHarness extends Harness {
   readonly notices: readonly string[];
   /** What the user must be told loudly on every start (e.g. that the sandbox mode fell back to `ask`). */
   readonly warnings: readonly string[];
+  /** The MCP client: the configured servers' status, and `attach` to give one agent its own servers. */
+  readonly mcp: McpPlugin;
+  /** The MCP part of `notices` (broken files, invalid entries, untrusted project servers). */
+  readonly mcpNotices: readonly string[];
   readonly #env: Readonly<Record<string, string | undefined>>;
   // Providers that do not come from the configuration (the demo, extra adapters): never reloaded.
   readonly #localProviders: ReadonlySet<string>;
@@ -129,10 +138,14 @@ export class ReinHarness extends Harness {
       localProviders: readonly string[];
       /** The store was opened from a selection: disposing the harness closes it. */
       ownsStore?: boolean;
+      mcp: McpPlugin;
+      mcpNotices: readonly string[];
     },
   ) {
     super(options);
     this.#ownsStore = options.ownsStore === true;
+    this.mcp = options.mcp;
+    this.mcpNotices = options.mcpNotices;
     this.home = options.home;
     this.cwd = options.cwd;
     this.approvalMode = options.approvalMode;
@@ -143,10 +156,14 @@ export class ReinHarness extends Harness {
     this.#localProviders = new Set(options.localProviders);
   }
 
-  /** Disposes every live agent, then closes the store when it was opened from a selection (a database). */
+  /**
+   * Disposes every live agent and the plugins, waits until every MCP server has shut down, then closes
+   * the store when it was opened from a selection (a database).
+   */
   override async dispose(): Promise<void> {
     try {
       await super.dispose();
+      await this.mcp.close();
     } finally {
       if (this.#ownsStore) await this.store.close?.();
     }
@@ -271,6 +288,19 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     );
   }
   const usingDemo = route.provider === demoProviderId;
+  const mcpServers =
+    options.mcp === false
+      ? { servers: [], untrusted: [], invalid: [], notices: [] }
+      : await appMcpServers({ home, cwd, env });
+  notices.push(...mcpServers.notices);
+  const mcp = mcpPlugin({
+    cwd,
+    outputDirectory: join(home, 'tool-output'),
+    servers: mcpServers.servers,
+    untrusted: mcpServers.untrusted,
+    invalid: mcpServers.invalid,
+    ...(options.mcp !== false ? options.mcp : {}),
+  });
   // Order matters on the shared waterfalls: the first plugin is the outermost listener.
   const plugins: HarnessPlugin[] = [
     permissionsPlugin({
@@ -286,6 +316,7 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     subagentsPlugin(),
     repetitionGuardPlugin(),
     budgetsPlugin(options.budgets ?? {}),
+    mcp,
     ...(options.plugins ?? []),
   ];
   const tools: Tool<never>[] = [
@@ -332,6 +363,8 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     env,
     localProviders: [demo.provider, ...extra.map((adapter) => adapter.provider)],
     ownsStore,
+    mcp,
+    mcpNotices: mcpServers.notices,
     ...(options.maxParallelToolCalls !== undefined
       ? { maxParallelToolCalls: options.maxParallelToolCalls }
       : {}),

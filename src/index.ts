@@ -196,3 +196,16 @@ export type { PostgresSessionStoreOptions } from './session/stores/postgres-sess
 export { SessionFencedError } from './session/stores/postgres-lease.ts';
 export { openSessionStore } from './session/stores/open-session-store.ts';
 export type { OpenSessionStoreOptions } from './session/stores/open-session-store.ts';
+
+// MCP: the tools of Model Context Protocol servers.
+export { mcpPlugin } from './plugins/mcp/mcp-plugin.ts';
+export type { McpPlugin, McpPluginOptions, McpAttachment, McpServerList } from './plugins/mcp/mcp-plugin.ts';
+export { mcpServersFromList } from './plugins/mcp/mcp-server-config.ts';
+export type {
+  McpServerConfig,
+  McpStdioServerConfig,
+  McpHttpServerConfig,
+  McpServerDefinition,
+} from './plugins/mcp/mcp-server-config.ts';
+export { McpError } from './plugins/mcp/mcp-error.ts';
+export type { McpErrorCode } from './plugins/mcp/mcp-error.ts';

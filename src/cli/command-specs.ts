@@ -276,6 +276,32 @@ export const webSpec: CommandSpec = {
   examples: ['rein', 'rein web --port 8787 --cwd ~/src/project'],
 };
 
+/** `rein mcp`. */
+export const mcpSpec: CommandSpec = {
+  name: 'mcp',
+  load: async () => (await import('./mcp-command.ts')).mcpCommand,
+  summary: "List the MCP servers (status, tools, config file), or trust a project's .mcp.json.",
+  usage: ['mcp list [options]', 'mcp trust [options]'],
+  maxPositionals: 1,
+  options: [
+    { name: 'json', type: 'boolean', description: 'list: print the servers as a JSON array.' },
+    {
+      name: 'cwd',
+      short: 'C',
+      type: 'string',
+      value: 'dir',
+      description: 'The workspace directory (default: the current directory).',
+    },
+  ],
+  examples: ['rein mcp list', 'rein mcp list --json', 'rein mcp trust'],
+  notes: [
+    'Servers come from "mcpServers" in Rein\'s config file and from the project\'s .mcp.json. ' +
+      'list starts each server (as a session would) to show its status and tools.',
+    "A project's servers are arbitrary programs: they start only once you trusted its .mcp.json with " +
+      '`rein mcp trust`, which Rein records under its home for that directory; a changed .mcp.json needs trusting again.',
+  ],
+};
+
 /** Every command, in the order the general help lists them. */
 export const commandSpecs: readonly CommandSpec[] = [
   runSpec,
@@ -286,6 +312,7 @@ export const commandSpecs: readonly CommandSpec[] = [
   rmSpec,
   doctorSpec,
   webSpec,
+  mcpSpec,
 ];
 
 /** The spec of a command name, if it exists. */

@@ -13,6 +13,7 @@ import { exitCodes } from './cli-error.ts';
 import { postgresStoreChecks, storeOpenCheck } from './doctor-store-checks.ts';
 import type { CliIo } from './cli-io.ts';
 import type { ParsedCommand } from './command-line.ts';
+import { mcpChecks } from './mcp-command.ts';
 
 /** One finding of `rein doctor`. */
 export interface DoctorCheck {
@@ -52,6 +53,7 @@ export async function doctorCommand(parsed: ParsedCommand, io: CliIo): Promise<n
         modelCheck(harness),
         ...(await postgresStoreChecks(harness.store)),
         await storeCheck(harness),
+        ...(await mcpChecks(harness)),
       );
     } finally {
       await harness.dispose();

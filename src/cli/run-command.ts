@@ -59,13 +59,15 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
       ...(model !== undefined ? { model } : {}),
       ...(approve !== undefined ? { approve } : {}),
       ...(budgets !== undefined ? { budgets } : {}),
+      mcp: { onWarning: (warning) => output.notice(warning.message) },
     });
     if (interrupt.pressed) return exitCodes.aborted;
     for (const warning of harness.warnings) output.notice(warning);
     const agent = await openAgent(harness, { cwd, resumeId, continueLatest, model, reasoningEffort });
     // The demo notice is for a fresh run that fell back to it; other notices (an undescribed model) always show.
     const fellBack = model === undefined && resumeId === undefined && !continueLatest;
-    for (const notice of !harness.usingDemo || fellBack ? harness.notices : []) output.notice(notice);
+    for (const notice of !harness.usingDemo || fellBack ? harness.notices : harness.mcpNotices)
+      output.notice(notice);
     return await drive(harness, agent, { io, output, interrupt, prompt, goal, maxTurns, maxSteps });
   } finally {
     process.off('SIGINT', onSigint);

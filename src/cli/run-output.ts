@@ -178,9 +178,15 @@ export class TextRunOutput implements RunOutput {
       case 'thinking':
         this.#spinner.start('thinking…');
         return;
-      case 'tool':
-        this.#spinner.start(`running ${activity.name}…`);
+      case 'tool': {
+        const progress = activity.progress;
+        const of = progress?.total !== undefined ? `/${progress.total}` : '';
+        const note = progress?.message !== undefined ? ` ${progress.message.replace(/\s+/g, ' ').trim()}` : '';
+        this.#spinner.start(
+          progress === undefined ? `running ${activity.name}…` : `running ${activity.name}… ${progress.progress}${of}${note}`,
+        );
         return;
+      }
       case 'compacting':
         this.#spinner.start('compacting…');
         return;

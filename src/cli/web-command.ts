@@ -40,6 +40,7 @@ export async function webCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
       ...(port !== undefined ? { port } : {}),
       compact: (agent) => compactSession(harness, agent),
       settings: webSettings(harness, io.env),
+      mcp: harness.mcp,
     });
     io.stdout.write(`Rein is running at ${server.url}\n`);
     io.stderr.write("Open the URL in your browser (it carries this launch's token). Press Ctrl-C to stop.\n");

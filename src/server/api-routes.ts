@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { Agent, ApprovalDecision, Harness, ModelInfo, SessionSummary } from '../index.ts';
 import { HarnessError, summarizeSession } from '../internal.ts';
 import { goalBudgetRoutes } from './goal-budget-routes.ts';
+import { mcpRoutes } from './mcp-routes.ts';
 import { HttpError } from './http-error.ts';
 import { objectBody, optionalString } from './request-body.ts';
 import type { ReinServerOptions } from './server-options.ts';
@@ -61,6 +62,7 @@ export const apiRoutes: readonly Route[] = [
   { method: 'POST', pattern: new RegExp(`^/api/sessions/${id}/compact$`), handler: compact },
   { method: 'PUT', pattern: new RegExp(`^/api/sessions/${id}/model$`), handler: setModel },
   ...goalBudgetRoutes,
+  ...mcpRoutes,
   { method: 'GET', pattern: /^\/api\/settings$/, handler: getSettings },
   { method: 'PUT', pattern: new RegExp(`^/api/settings/keys/${id}$`), handler: setKey },
   { method: 'PUT', pattern: /^\/api\/settings\/approval-mode$/, handler: setApprovalMode },

@@ -1,4 +1,4 @@
-import type { Agent, Harness } from '../index.ts';
+import type { Agent, Harness, McpServerStatus } from '../internal.ts';
 
 /** What the settings panel shows about one provider's key: never the key itself. */
 export interface ProviderKeyStatus {
@@ -61,6 +61,8 @@ export interface ReinServerOptions {
   workspace?: string;
   settings?: ServerSettings;
   compact?: CompactSession;
+  /** The MCP servers to show (`ReinHarness.mcp`); none when omitted. */
+  mcp?: { status(): McpServerStatus[] };
   /** Live events a slow browser may owe before they collapse into a resync (default 512). */
   liveEventLimit?: number;
   /** How long a session keeps its approver after its last browser disconnected (default 15 s). */

@@ -54,6 +54,7 @@ export function isZodLikeSchema(schema: unknown): schema is ZodLikeSchema {
 /** The outcome of validating arguments. */
 export type ArgumentCheck = { ok: true; value: unknown } | { ok: false; message: string };
 
+// Unknown formats (`uri` in MCP servers' schemas) are accepted silently rather than logged to the console.
 // ajv and zod load on first use, not at start-up: many runs never validate a JSON Schema tool (`rein web`
 // until the first call) or convert a zod schema (the built-in tools are JSON Schema), and both are large.
 const requireLazily = createRequire(import.meta.url);
@@ -61,7 +62,7 @@ let ajv: Ajv | undefined;
 function validator(): Ajv {
   if (ajv === undefined) {
     const ajvModule = requireLazily('ajv') as typeof import('ajv');
-    ajv = new ajvModule.Ajv({ allErrors: true, strict: false });
+    ajv = new ajvModule.Ajv({ allErrors: true, strict: false, logger: false });
   }
   return ajv;
 }

@@ -83,6 +83,15 @@ export interface ToolCard {
   result?: ToolCardResult;
   /** The session a result's meta names by `childSessionId` (a subagent's), to open from the card. */
   childSessionId?: string;
+  /** The last progress the running call reported (`tool/progress`, e.g. from an MCP server). */
+  progress?: ToolProgressNote;
+}
+
+/** How far a running call has got, as its tool reported it. */
+export interface ToolProgressNote {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
 }
 
 /** How a turn ended. */
@@ -184,7 +193,7 @@ export type TranscriptActivity =
   | { readonly kind: 'thinking' }
   | { readonly kind: 'writing' }
   | { readonly kind: 'approval'; readonly name: string }
-  | { readonly kind: 'tool'; readonly name: string }
+  | { readonly kind: 'tool'; readonly name: string; readonly progress?: ToolProgressNote }
   | { readonly kind: 'compacting' };
 
 /** Tokens of one turn, with the provider/model routes that served it (for pricing). */

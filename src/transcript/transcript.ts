@@ -208,6 +208,18 @@ export class Transcript {
         this.#touch(card);
         break;
       }
+      case 'tool/progress': {
+        const card = this.#tools.get(event.data.callId);
+        if (card === undefined || card.result !== undefined) break;
+        card.progress = {
+          progress: event.data.progress,
+          ...(event.data.total !== undefined ? { total: event.data.total } : {}),
+          ...(event.data.message !== undefined ? { message: event.data.message } : {}),
+        };
+        this.activity = { kind: 'tool', name: card.name, progress: card.progress };
+        this.#touch(card);
+        break;
+      }
       case 'tool/result':
         this.#toolResult(event);
         break;

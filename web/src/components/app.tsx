@@ -8,6 +8,7 @@ import { Composer } from './composer.tsx';
 import { raiseFor } from '../budget-raise.ts';
 import { GoalBudgetBar } from './goal-budget-bar.tsx';
 import { QueuePanel } from './queue-panel.tsx';
+import { McpPanel } from './mcp-panel.tsx';
 import { SettingsPanel } from './settings-panel.tsx';
 import { Sidebar } from './sidebar.tsx';
 import { StatusBar, TodoList } from './status-bar.tsx';
@@ -307,6 +308,7 @@ export function App() {
           compacting={compacting}
           onCompact={() => void compact()}
         />
+        <McpPanel />
         <GoalBudgetBar
           goal={state.stateOf(goalRecordView).active}
           paused={paused}

@@ -25,6 +25,7 @@ export function ToolCardView({
   const summary = argumentSummary(card.arguments);
   const diff = diffOf(card.result?.meta);
   const childSessionId = card.childSessionId;
+  const mcpServer = mcpServerOf(card.result?.meta) ?? serverOfTool(card.name);
   const text = card.result?.text ?? '';
   const lines = text.split('\n');
   const long = lines.length > previewLines || text.length > previewChars;
@@ -37,7 +38,20 @@ export function ToolCardView({
         <span class={`chip chip-${card.state}`} data-testid="tool-state">
           {stateLabels[card.state]}
         </span>
+        {mcpServer !== undefined && (
+          <span class="chip chip-mcp" data-testid="tool-server" title="MCP server">
+            MCP · {mcpServer}
+          </span>
+        )}
         {card.result?.code !== undefined && <span class="chip chip-code">{card.result.code}</span>}
+        {card.progress !== undefined && card.result === undefined && (
+          <span class="chip chip-running" data-testid="tool-progress">
+            {card.progress.total !== undefined
+              ? `${card.progress.progress}/${card.progress.total}`
+              : String(card.progress.progress)}
+            {card.progress.message !== undefined ? ` ${card.progress.message}` : ''}
+          </span>
+        )}
       </div>
       <details class="tool-args">
         <summary>Arguments</summary>
@@ -146,4 +160,22 @@ function argumentSummary(raw: string): string {
     // No summary for arguments that do not parse.
   }
   return '';
+}
+
+function mcpServerOf(meta: unknown): string | undefined {
+  const mcp = (meta as { mcp?: { server?: unknown } } | undefined)?.mcp;
+  return typeof mcp?.server === 'string' ? mcp.server : undefined;
+}
+
+const mcpToolServers = new Map<string, string>();
+
+/** Remembers which MCP server serves each tool (from `/api/mcp`), so a running card names it too. */
+export function rememberMcpTools(
+  servers: readonly { name: string; tools: readonly { name: string }[] }[],
+): void {
+  for (const server of servers) for (const tool of server.tools) mcpToolServers.set(tool.name, server.name);
+}
+
+function serverOfTool(name: string): string | undefined {
+  return mcpToolServers.get(name);
 }
