@@ -22,10 +22,10 @@ const allowed: Record<string, readonly string[]> = {
   transcript: ['session', 'llm', 'hooks'],
 };
 
-// Front ends see only the public SDK barrels (and the CLI may start the server: `rein web`).
-const publicOnly = new Set(['cli', 'server']);
+// Front ends see only the public SDK barrels (and the CLI may start the server, `rein web`, and the TUI).
+const publicOnly = new Set(['cli', 'server', 'tui']);
 const publicBarrels = new Set(['index.ts', 'testing/index.ts']);
-const frontEndExtras: Record<string, readonly string[]> = { cli: ['server/index.ts'] };
+const frontEndExtras: Record<string, readonly string[]> = { cli: ['server/index.ts', 'tui/index.ts'] };
 
 function sourceFiles(directory: string): string[] {
   const files: string[] = [];

@@ -204,11 +204,37 @@ export const doctorSpec: CommandSpec = {
   examples: ['rein doctor', 'REIN_HOME=/tmp/rein rein doctor --json'],
 };
 
+/** `rein chat` (also bare `rein`, `rein --continue`, `rein --resume <id>`). */
+export const chatSpec: CommandSpec = {
+  name: 'chat',
+  summary: 'Open the interactive terminal UI in this directory (the default command).',
+  usage: ['chat [options]', '(no command)', '--continue', '--resume <id>'],
+  maxPositionals: 0,
+  options: [
+    modelOption,
+    cwdOption,
+    approveOption,
+    { name: 'resume', type: 'string', value: 'id', description: 'Open the stored session with this id.' },
+    {
+      name: 'continue',
+      short: 'c',
+      type: 'boolean',
+      description: 'Open the latest session of this directory.',
+    },
+  ],
+  examples: ['rein', 'rein --continue', 'rein chat --model deepseek/deepseek-chat --approve auto-edit'],
+  notes: [
+    'Enter sends (while a turn runs it steers the turn at its next step); Alt+Enter or Ctrl-Q queues for the next turn; ' +
+      'Shift+Tab edits the queue; Esc stops the turn; Ctrl-C twice quits (the session stays resumable). /help lists the rest.',
+    'When stdin or stdout is not a terminal, rein behaves as rein run (the prompt is read from stdin).',
+  ],
+};
+
 /** `rein web`. */
 export const webSpec: CommandSpec = {
   name: 'web',
-  summary: 'Start the local Web UI server and print its URL (the default command).',
-  usage: ['web [options]', '(no command)'],
+  summary: 'Start the local Web UI server and print its URL.',
+  usage: ['web [options]'],
   maxPositionals: 0,
   options: [
     {
@@ -221,11 +247,12 @@ export const webSpec: CommandSpec = {
     cwdOption,
     approveOption,
   ],
-  examples: ['rein', 'rein web --port 8787 --cwd ~/src/project'],
+  examples: ['rein web', 'rein web --port 8787 --cwd ~/src/project'],
 };
 
 /** Every command, in the order the general help lists them. */
 export const commandSpecs: readonly CommandSpec[] = [
+  chatSpec,
   runSpec,
   sessionsSpec,
   showSpec,

@@ -6,7 +6,8 @@ import type { CliIo } from './cli-io.ts';
 import { processIo } from './cli-io.ts';
 import type { CommandSpec } from './command-line.ts';
 import { parseCommand } from './command-line.ts';
-import { commandSpec, runSpec, webSpec } from './command-specs.ts';
+import { chatCommand, wantsChat } from './chat-command.ts';
+import { chatSpec, commandSpec, runSpec } from './command-specs.ts';
 import { doctorCommand } from './doctor-command.ts';
 import { commandHelp, generalHelp, shortUsage } from './help-text.ts';
 import { runCommand } from './run-command.ts';
@@ -16,6 +17,7 @@ import { webCommand } from './web-command.ts';
 type CommandHandler = (parsed: ReturnType<typeof parseCommand>, io: CliIo) => Promise<number>;
 
 const handlers: Readonly<Record<string, CommandHandler>> = {
+  chat: chatCommand,
   run: runCommand,
   sessions: sessionsCommand,
   show: showCommand,
@@ -33,7 +35,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     const first = argv[0];
     let rest = argv.slice(1);
     if (first === undefined) {
-      spec = webSpec;
+      spec = chatSpec;
       rest = [];
     } else if (first === '--help' || first === '-h') {
       io.stdout.write(generalHelp());
@@ -58,7 +60,8 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
       if (!isRunOption) {
         throw new CliError('USAGE', `unknown option '${first}'`, { exitCode: exitCodes.usage, usageOf: '' });
       }
-      spec = runSpec;
+      // `rein --continue` / `rein --resume <id>` without a prompt open the chat.
+      spec = wantsChat(argv) ? chatSpec : runSpec;
       rest = [...argv];
     } else {
       spec = commandSpec(first);

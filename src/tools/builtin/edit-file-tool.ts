@@ -1,6 +1,6 @@
 import { createTwoFilesPatch } from 'diff';
 import { defineTool } from '../tool.ts';
-import type { Tool } from '../tool.ts';
+import type { Tool, ToolPreview } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
 import { boundForModel, pathArgument } from './builtin-settings.ts';
@@ -16,6 +16,13 @@ export interface EditFileArgs {
 
 /** Diffs longer than this are summarized in the model's result (the whole diff stays in `meta`). */
 const maxDiffInResult = 4000;
+
+/** The file after an edit: every occurrence, or the first one (split/join and slicing keep `$&` literal). */
+function applyEdit(before: string, args: EditFileArgs): string {
+  if (args.replace_all === true) return before.split(args.old_string).join(args.new_string);
+  const index = before.indexOf(args.old_string);
+  return before.slice(0, index) + args.new_string + before.slice(index + args.old_string.length);
+}
 
 function occurrences(text: string, needle: string): number {
   let count = 0;
@@ -49,6 +56,31 @@ export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs
       additionalProperties: false,
     },
     paths: (args) => pathArgument(args),
+    preview(args): ToolPreview {
+      let display = args.path;
+      try {
+        const checked = workspace.check(args.path, 'read');
+        display = checked.display;
+        const before = readTextFile(workspace, checked, settings.maxFileBytes).text;
+        const count = occurrences(before, args.old_string);
+        if (count === 0) return { path: display, note: 'old_string is not in the file; the edit would fail' };
+        if (count > 1 && args.replace_all !== true) {
+          return { path: display, note: `old_string matches ${count} places; the edit would fail` };
+        }
+        return {
+          path: display,
+          diff: createTwoFilesPatch(display, display, before, applyEdit(before, args)),
+        };
+      } catch (error) {
+        // The file cannot be read here: show the replacement itself.
+        const reason = error instanceof Error ? error.message : String(error);
+        return {
+          path: display,
+          diff: createTwoFilesPatch(display, display, args.old_string, args.new_string),
+          note: `only the replaced text is shown: ${reason}`,
+        };
+      }
+    },
     execute(args) {
       if (args.old_string === args.new_string) {
         throw new ToolError('NO_CHANGE', 'old_string and new_string are identical; nothing to change');
@@ -68,14 +100,7 @@ export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs
           `old_string matches ${count} places in ${checked.display}; include more surrounding lines to make it unique, or set replace_all`,
         );
       }
-      // split/join and slicing, never String.replace: `$&` and friends in new_string must stay literal.
-      let after: string;
-      if (args.replace_all === true) {
-        after = before.split(args.old_string).join(args.new_string);
-      } else {
-        const index = before.indexOf(args.old_string);
-        after = before.slice(0, index) + args.new_string + before.slice(index + args.old_string.length);
-      }
+      const after = applyEdit(before, args);
       writeTextFile(workspace, checked, after);
       const diff = createTwoFilesPatch(checked.display, checked.display, before, after);
       const hunks = diff.split('\n').slice(2).join('\n');

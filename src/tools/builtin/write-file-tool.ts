@@ -1,6 +1,6 @@
 import { createTwoFilesPatch } from 'diff';
 import { defineTool } from '../tool.ts';
-import type { Tool } from '../tool.ts';
+import type { Tool, ToolPreview } from '../tool.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
 import { pathArgument } from './builtin-settings.ts';
 import { existingFile, readTextFile, writeTextFile } from './file-access.ts';
@@ -34,6 +34,24 @@ export function createWriteFileTool(settings: BuiltinSettings): Tool<WriteFileAr
       additionalProperties: false,
     },
     paths: (args) => pathArgument(args),
+    preview(args): ToolPreview {
+      let display = args.path;
+      let before = '';
+      try {
+        const checked = workspace.check(args.path, 'read');
+        display = checked.display;
+        if (existingFile(workspace, checked)) before = readTextFile(workspace, checked, maxDiffBytes).text;
+      } catch (error) {
+        // Outside, protected, binary or huge: the new content is still shown, against nothing.
+        const reason = error instanceof Error ? error.message : String(error);
+        return {
+          path: display,
+          diff: createTwoFilesPatch(display, display, '', args.content),
+          note: `the current content is not shown: ${reason}`,
+        };
+      }
+      return { path: display, diff: createTwoFilesPatch(display, display, before, args.content) };
+    },
     execute(args) {
       const checked = workspace.check(args.path, 'write');
       const existed = existingFile(workspace, checked);
