@@ -40,7 +40,7 @@ export function statusFacts(chat: ChatSession, now: number): StatusFacts {
   }
   const transcript = chat.transcript;
   const lastTurn = transcript.turns.at(-1);
-  let turnCost: number | undefined;
+  let turnCost: number | undefined = 0;
   if (lastTurn !== undefined) {
     turnCost = 0;
     for (const served of lastTurn.routes) {
