@@ -442,7 +442,7 @@ function textOfMessage(message: { content: readonly { type: string; text?: strin
 /** True when a bracketed paste carries NUL or other control bytes a text would not have. */
 export function looksBinary(paste: string): boolean {
   const body = paste.replace(/^\x1b\[200~/, '').replace(/\x1b\[201~$/, '');
-   
+
   const control = body.match(/[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]|\ufffd/g)?.length ?? 0;
   return body.includes('\0') || control > Math.max(2, body.length * 0.01);
 }

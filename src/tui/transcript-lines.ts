@@ -265,7 +265,6 @@ function fitWithRight(left: string, right: string, width: number): string {
 }
 
 function visible(text: string): number {
-   
   return [...text.replace(/\x1b\[[0-9;]*m/g, '')].length;
 }
 

@@ -13,7 +13,11 @@ export interface TuiFixture {
   readonly box: Sandbox;
   readonly server: FakeServer;
   /** Starts `rein` (the chat unless told otherwise) on a fresh pseudo-terminal. */
-  start(args?: readonly string[], size?: { cols: number; rows: number }, env?: Record<string, string>): TuiTerminal;
+  start(
+    args?: readonly string[],
+    size?: { cols: number; rows: number },
+    env?: Record<string, string>,
+  ): TuiTerminal;
   /** The durable events of a stored session. */
   events(id: string): Promise<AnySessionEvent[]>;
   /** The ids of the stored sessions. */

@@ -28,7 +28,9 @@ beforeAll(async () => {
   fixture = await tuiFixture([
     {
       text: "I'll read the notes first.",
-      toolCalls: [{ id: 'call_read_1', name: 'read_file', arguments: JSON.stringify({ path: '../notes.md' }) }],
+      toolCalls: [
+        { id: 'call_read_1', name: 'read_file', arguments: JSON.stringify({ path: '../notes.md' }) },
+      ],
     },
     { text: summary.match(/[\s\S]{1,6}/g)!, delayMs: 5 },
   ]);
@@ -46,7 +48,9 @@ describe.skipIf(pty === undefined)('the TUI plays the running example', () => {
     tui.type(keys.enter);
     const asking = await tui.waitFor('Allow read_file?');
     expect(asking).toMatch(/reason: read_file .*outside the workspace/);
-    expect(asking).toContain('[y] allow once  [a] allow for this session  [n] deny with a reason  [Esc] stop');
+    expect(asking).toContain(
+      '[y] allow once  [a] allow for this session  [n] deny with a reason  [Esc] stop',
+    );
     expect(asking).toContain('"path": "../notes.md"');
     expect(asking).toContain('needs approval');
     tui.type('y');
@@ -63,7 +67,9 @@ describe.skipIf(pty === undefined)('the TUI plays the running example', () => {
     expect(done).not.toContain('**hello**');
     const [id] = fixture.sessionIds();
     await quit(tui);
-    const types = (await fixture.events(id!)).map((event) => event.type).filter((type) => type !== 'assistant/chunk');
+    const types = (await fixture.events(id!))
+      .map((event) => event.type)
+      .filter((type) => type !== 'assistant/chunk');
     expect(types).toEqual([
       'agent/inbox/spliced',
       'turn/start',

@@ -64,7 +64,10 @@ export class TuiTerminal {
   #exit: Promise<{ exitCode: number; signal?: number }>;
   #raw = '';
 
-  constructor(args: readonly string[], options: { cwd: string; env: Record<string, string>; cols?: number; rows?: number }) {
+  constructor(
+    args: readonly string[],
+    options: { cwd: string; env: Record<string, string>; cols?: number; rows?: number },
+  ) {
     const cols = options.cols ?? 100;
     const rows = options.rows ?? 30;
     const env: Record<string, string> = {};
@@ -72,7 +75,13 @@ export class TuiTerminal {
     for (const name of scrubbed) delete env[name];
     Object.assign(env, { TERM: 'xterm-256color', REIN_DEMO_DELAY_MS: '0' }, options.env);
     this.term = new xterm.Terminal({ cols, rows, allowProposedApi: true, scrollback: 0 });
-    this.process = pty!.spawn(process.execPath, [reinBin, ...args], { name: 'xterm-256color', cols, rows, cwd: options.cwd, env });
+    this.process = pty!.spawn(process.execPath, [reinBin, ...args], {
+      name: 'xterm-256color',
+      cols,
+      rows,
+      cwd: options.cwd,
+      env,
+    });
     this.process.onData((data) => {
       this.#raw += data;
       this.term.write(data);
@@ -139,7 +148,10 @@ export class TuiTerminal {
   }
 
   /** Waits until the screen satisfies a predicate (a substring or a test of the text). */
-  async waitFor(expected: string | RegExp | ((text: string) => boolean), timeoutMs = 30_000): Promise<string> {
+  async waitFor(
+    expected: string | RegExp | ((text: string) => boolean),
+    timeoutMs = 30_000,
+  ): Promise<string> {
     const test =
       typeof expected === 'function'
         ? expected
