@@ -64,6 +64,7 @@ export function parseTemplate(text: string): { description: string; body: string
 /** The prompt a template sends: `$ARGUMENTS` replaced, or the arguments appended when it has none. */
 export function expandTemplate(template: PromptTemplate, args: string): string {
   const trimmed = args.trim();
-  if (template.body.includes('$ARGUMENTS')) return template.body.split('$ARGUMENTS').join(trimmed);
-  return trimmed === '' ? template.body : `${template.body.trimEnd()}\n\n${trimmed}`;
+  const body = template.body.trim();
+  if (body.includes('$ARGUMENTS')) return body.split('$ARGUMENTS').join(trimmed);
+  return trimmed === '' ? body : `${body}\n\n${trimmed}`;
 }
