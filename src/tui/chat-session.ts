@@ -3,6 +3,7 @@ import type {
   AnySessionEvent,
   Disposer,
   InboxTarget,
+  LlmAdapter,
   MessageInput,
   ModelRoute,
   PermissionMode,
@@ -30,6 +31,10 @@ export interface ChatOpenOptions {
   readonly resumeId?: string;
   /** Resume the latest session of the workspace. */
   readonly continueLatest?: boolean;
+  /** Rein's home; `REIN_HOME` or `~/.rein` when omitted. */
+  readonly home?: string;
+  /** Extra model adapters (an embedding app's own, a benchmark's scripted one). */
+  readonly providers?: readonly LlmAdapter[];
 }
 
 /** What the screen is told after something changed. */
@@ -223,6 +228,8 @@ export class ChatSession {
       env: this.#options.env,
       approve: mode,
       ...(this.#options.model !== undefined ? { model: this.#options.model } : {}),
+      ...(this.#options.home !== undefined ? { home: this.#options.home } : {}),
+      ...(this.#options.providers !== undefined ? { providers: this.#options.providers } : {}),
     });
     this.workspace = new Workspace({ root: harness.cwd, reinHome: harness.home });
     return harness;

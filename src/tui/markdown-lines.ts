@@ -1,16 +1,18 @@
 import type { MarkdownTheme } from '@mariozechner/pi-tui';
-import { Markdown } from '@mariozechner/pi-tui';
+import { Markdown, truncateToWidth } from '@mariozechner/pi-tui';
 
 /**
- * Markdown rendered for the terminal in independent blocks (split at blank lines outside code fences),
- * each cached by its text and width: while an answer streams only its last block is rendered again, so
- * the cost of a frame does not grow with the length of the answer.
+ * Markdown rendered for the terminal in independent blocks (split at blank lines outside code fences).
+ * A streaming answer only grows, so the blocks before its last blank line are rendered once and kept;
+ * each frame renders only the open tail, and the cost of a frame does not grow with the answer.
  */
 export class MarkdownLines {
   readonly #theme: MarkdownTheme;
   readonly #indent: string;
-  #cache = new Map<string, readonly string[]>();
   #width = -1;
+  /** The prefix of the text already rendered: whole blocks, ending at a blank line outside any fence. */
+  #closed = '';
+  #closedLines: string[] = [];
 
   constructor(theme: MarkdownTheme, indent = '') {
     this.#theme = theme;
@@ -20,29 +22,56 @@ export class MarkdownLines {
   /** The lines of `text` at `width` columns (each line fits the width). */
   render(text: string, width: number): string[] {
     const inner = Math.max(10, width - this.#indent.length);
-    if (inner !== this.#width) {
-      this.#cache = new Map();
+    if (inner !== this.#width || !text.startsWith(this.#closed)) {
       this.#width = inner;
+      this.#closed = '';
+      this.#closedLines = [];
     }
-    const lines: string[] = [];
-    const used = new Map<string, readonly string[]>();
-    for (const block of markdownBlocks(text)) {
-      let rendered = used.get(block) ?? this.#cache.get(block);
-      if (rendered === undefined) {
-        rendered = new Markdown(block, 0, 0, this.#theme).render(inner);
-        while (rendered.length > 0 && rendered.at(-1)!.trim() === '') rendered = rendered.slice(0, -1);
-      }
-      used.set(block, rendered);
-      if (lines.length > 0 && rendered.length > 0) lines.push('');
-      for (const line of rendered) lines.push(this.#indent + line);
+    const rest = text.slice(this.#closed.length);
+    const split = lastBlockBoundary(rest);
+    if (split > 0) {
+      for (const block of markdownBlocks(rest.slice(0, split))) this.#append(this.#closedLines, block, inner);
+      this.#closed += rest.slice(0, split);
     }
-    // Only the blocks of the latest text stay cached: an answer that streams on drops its old tail block.
-    this.#cache = used;
+    const lines = this.#closedLines.slice();
+    for (const block of markdownBlocks(rest.slice(split))) this.#append(lines, block, inner);
     return lines;
+  }
+
+  #append(lines: string[], block: string, inner: number): void {
+    let rendered = new Markdown(block, 0, 0, this.#theme).render(inner);
+    while (rendered.length > 0 && rendered.at(-1)!.trim() === '') rendered = rendered.slice(0, -1);
+    if (lines.length > 0 && rendered.length > 0) lines.push('');
+    for (const line of rendered)
+      lines.push(truncateToWidth(this.#indent + line, inner + this.#indent.length));
   }
 }
 
-/** Splits markdown at blank lines that are outside fenced code blocks; blocks are trimmed of blank edges. */
+const fencePattern = /^\s{0,3}(`{3,}|~{3,})/;
+
+/** The offset just after the last blank line of `text` that lies outside fenced code (0 when none). */
+export function lastBlockBoundary(text: string): number {
+  let fence: string | undefined;
+  let boundary = 0;
+  let offset = 0;
+  let previousBlank = false;
+  for (const line of text.split('\n')) {
+    const end = offset + line.length + 1;
+    const marker = fencePattern.exec(line)?.[1];
+    if (marker !== undefined) {
+      if (fence === undefined) fence = marker;
+      else if (marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
+    }
+    const blank = fence === undefined && marker === undefined && line.trim() === '';
+    // A boundary needs the whole blank line: the text must go on after it.
+    if (blank && end <= text.length && !previousBlank) boundary = end;
+    previousBlank = blank;
+    offset = end;
+  }
+  return boundary;
+}
+
+/** Splits markdown at blank lines that are outside fenced code blocks; blank edges are dropped. */
 export function markdownBlocks(text: string): string[] {
   const blocks: string[] = [];
   let current: string[] = [];
@@ -52,10 +81,10 @@ export function markdownBlocks(text: string): string[] {
     current = [];
   };
   for (const line of text.split('\n')) {
-    const marker = /^\s{0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    const marker = fencePattern.exec(line)?.[1];
     if (marker !== undefined) {
-      if (fence === undefined) fence = marker[0]!.repeat(marker.length);
-      else if (marker.startsWith(fence)) fence = undefined;
+      if (fence === undefined) fence = marker;
+      else if (marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
     }
     if (fence === undefined && marker === undefined && line.trim() === '') {
       flush();

@@ -9,6 +9,9 @@ import type { TuiTheme } from './tui-theme.ts';
 export const toolOutputLines = 8;
 /** How many lines of a diff a card shows. */
 export const diffLines = 24;
+// Where an answer's markdown goes among its other lines.
+const markdownMarker = '\u0000markdown';
+
 /** How many lines of streaming reasoning stay visible before it is folded. */
 const reasoningLines = 4;
 
@@ -47,7 +50,9 @@ export class TranscriptLines {
   linesOf(item: ScreenItem, width: number): readonly string[] {
     const cached = this.#cache.get(item.key);
     if (cached !== undefined && cached.width === width) return cached.lines;
-    const lines = this.#render(item, width).map((line) => truncateToWidth(line, width));
+    const rendered = this.#render(item, width);
+    // An answer's markdown lines are fitted as they are rendered (once per block): not again per frame.
+    const lines = item.kind === 'assistant' ? rendered : rendered.map((line) => truncateToWidth(line, width));
     this.#cache.set(item.key, { width, lines });
     return lines;
   }
@@ -138,13 +143,16 @@ export class TranscriptLines {
         lines.push(t.dim(t.italic(`  ∴ thought (${words} ${words === 1 ? 'word' : 'words'}, folded)`)));
       }
     }
-    if (text.trim() !== '') {
-      lines.push('');
-      lines.push(...markdown.render(text, width));
-    }
+    if (text.trim() !== '') lines.push('', markdownMarker);
     if (item.interrupted) lines.push(t.warning('  (the answer was cut off)'));
     if (item.failed) lines.push(t.error('  (this attempt failed)'));
-    return lines;
+    const markdownStart = lines.indexOf(markdownMarker);
+    if (markdownStart < 0) return lines.map((line) => truncateToWidth(line, width));
+    return [
+      ...lines.slice(0, markdownStart).map((line) => truncateToWidth(line, width)),
+      ...markdown.render(text, width),
+      ...lines.slice(markdownStart + 1).map((line) => truncateToWidth(line, width)),
+    ];
   }
 
   #tool(card: ToolCard, width: number): string[] {

@@ -112,9 +112,19 @@ export class TranscriptViewport {
       chunks.push(itemLines);
       count += itemLines.length;
     }
+    // Only the bottom `height` lines are copied, however long the top item is.
+    const overflow = Math.max(0, count - height);
     const lines: string[] = [];
-    for (let chunk = chunks.length - 1; chunk >= 0; chunk--) lines.push(...chunks[chunk]!);
-    const overflow = Math.max(0, lines.length - height);
+    let skip = overflow;
+    for (let chunk = chunks.length - 1; chunk >= 0; chunk--) {
+      const itemLines = chunks[chunk]!;
+      if (skip >= itemLines.length) {
+        skip -= itemLines.length;
+        continue;
+      }
+      for (let line = skip; line < itemLines.length; line++) lines.push(itemLines[line]!);
+      skip = 0;
+    }
     // Where the top of the screen is, so that scrolling up starts from what is seen.
     let item = index + 1;
     let line = overflow;
@@ -123,8 +133,7 @@ export class TranscriptViewport {
       item++;
     }
     this.#lastTop = { item: Math.max(0, item), line: Math.max(0, line) };
-    const visible = lines.slice(overflow);
-    while (visible.length < height) visible.unshift('');
-    return visible;
+    while (lines.length < height) lines.unshift('');
+    return lines;
   }
 }
