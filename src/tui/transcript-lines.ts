@@ -159,7 +159,7 @@ export class TranscriptLines {
     const t = this.#theme;
     const key = this.#calls.keyArgument(card.name, card.arguments);
     const status = statusOf(card, t);
-    const head = `${t.accent('⏺')} ${t.bold(card.name)}${key !== undefined ? ` ${oneLine(key)}` : ''}`;
+    const head = `${t.accent('●')} ${t.bold(card.name)}${key !== undefined ? ` ${oneLine(key)}` : ''}`;
     const lines = ['', fitWithRight(head, status, width)];
     if (card.approval?.decision !== undefined && card.approval.decision !== 'allow-once') {
       const reason = card.approval.decisionReason !== undefined ? `: ${card.approval.decisionReason}` : '';

@@ -56,7 +56,7 @@ describe.skipIf(pty === undefined)('the TUI plays the running example', () => {
     tui.type('y');
     const done = await tui.waitFor((text) => text.includes('turn 1 · completed') && text.includes('idle'));
     expect(done).toContain('› summarize ../notes.md');
-    expect(done).toMatch(/⏺ read_file \.\.\/notes\.md +✓ done/);
+    expect(done).toMatch(/● read_file \.\.\/notes\.md +✓ done/);
     expect(done).toContain('│      1  hello');
     expect(done).toContain('Summary');
     expect(done).toContain('The notes say hello and list:');

@@ -52,7 +52,7 @@ describe.skipIf(pty === undefined)('the TUI screen', () => {
     tui.type('count to 10000');
     tui.type(keys.enter);
     const done = await tui.waitFor('turn 1 · completed');
-    expect(done).toMatch(/⏺ bash \$ seq 1 10000 +✓ exit 0/);
+    expect(done).toMatch(/● bash \$ seq 1 10000 +✓ exit 0/);
     expect(done).toMatch(/│ … \d+ more lines/);
     expect(done).not.toContain('│ 9999');
     const cardLines = tui.screen().filter((line) => line.startsWith('  │'));
