@@ -1,4 +1,5 @@
 import type { CommandSpec, OptionSpec } from './command-line.ts';
+import { mcpSpec } from './mcp-command.ts';
 
 const modelOption: OptionSpec = {
   name: 'model',
@@ -261,6 +262,7 @@ export const commandSpecs: readonly CommandSpec[] = [
   rmSpec,
   doctorSpec,
   webSpec,
+  mcpSpec,
 ];
 
 /** The spec of a command name, if it exists. */

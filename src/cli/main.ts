@@ -9,6 +9,7 @@ import { parseCommand } from './command-line.ts';
 import { chatCommand, wantsChat } from './chat-command.ts';
 import { chatSpec, commandSpec, runSpec } from './command-specs.ts';
 import { doctorCommand } from './doctor-command.ts';
+import { mcpCommand } from './mcp-command.ts';
 import { commandHelp, generalHelp, shortUsage } from './help-text.ts';
 import { runCommand } from './run-command.ts';
 import { compactCommand, forkCommand, rmCommand, sessionsCommand, showCommand } from './session-commands.ts';
@@ -26,6 +27,7 @@ const handlers: Readonly<Record<string, CommandHandler>> = {
   rm: rmCommand,
   doctor: doctorCommand,
   web: webCommand,
+  mcp: mcpCommand,
 };
 
 /** Runs the `rein` command line and resolves its exit code; errors are printed, never thrown. */

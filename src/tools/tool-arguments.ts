@@ -25,7 +25,8 @@ export function isZodLikeSchema(schema: unknown): schema is ZodLikeSchema {
 /** The outcome of validating arguments. */
 export type ArgumentCheck = { ok: true; value: unknown } | { ok: false; message: string };
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+// Unknown formats (`uri` in servers' schemas) are accepted silently rather than logged to the console.
+const ajv = new Ajv({ allErrors: true, strict: false, logger: false });
 const compiled = new WeakMap<object, ValidateFunction>();
 const jsonSchemas = new WeakMap<object, JsonSchema>();
 

@@ -108,7 +108,7 @@ export function permissionsPlugin(options: PermissionsOptions): HarnessPlugin {
             const request = state.requests.get(data.requestId);
             state.requests.delete(data.requestId);
             if (data.decision !== 'allow-session' || request === undefined) continue;
-            const tool = host.tools.get(request.name);
+            const tool = host.tools.get(request.name, undefined, session.id);
             const facts = callFacts(workspace, tool, request.name, parseToolArguments(request.arguments));
             state.approvals.add(sessionApprovalKey(facts));
           }
