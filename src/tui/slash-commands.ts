@@ -173,6 +173,39 @@ export const builtinCommands: readonly SlashCommand[] = [
     },
   },
   {
+    name: 'mcp',
+    description: 'The MCP servers: status, tools, where they are configured',
+    async run(_args, context) {
+      const mcp = context.chat.harness.mcp;
+      await mcp.start();
+      const servers = mcp.status();
+      const notices = context.chat.harness.mcpNotices;
+      if (servers.length === 0) {
+        context.notice(
+          [
+            ...notices,
+            'No MCP servers are configured: add "mcpServers" to Rein\'s config file or a .mcp.json here (then rein mcp trust).',
+          ].join('\n'),
+        );
+        return;
+      }
+      const lines: string[] = [...notices];
+      for (const server of servers) {
+        const where = server.origin.file !== undefined ? ` · ${server.origin.file}` : '';
+        const info =
+          server.serverInfo !== undefined ? ` (${server.serverInfo.name} ${server.serverInfo.version})` : '';
+        lines.push(`${server.name} · ${server.state} · ${server.transport}${info}${where}`);
+        if (server.error !== undefined) lines.push(`  ${server.error.code}: ${server.error.message}`);
+        const tools = server.tools.map((tool) => `${tool.name}${tool.readOnly ? ' (read-only)' : ''}`);
+        if (tools.length > 0) lines.push(`  tools: ${tools.join(', ')}`);
+      }
+      context.notice(
+        lines.join('\n'),
+        servers.some((server) => server.state === 'failed') ? 'error' : 'info',
+      );
+    },
+  },
+  {
     name: 'quit',
     description: 'Leave (the session stays resumable)',
     async run(_args, context) {

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { runRein } from '../cli/rein-process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TuiFixture } from './tui-fixture.ts';
 import { quit, tuiFixture } from './tui-fixture.ts';
@@ -80,5 +81,34 @@ describe.skipIf(pty === undefined)('slash commands in the TUI', () => {
       .filter((event) => event.type === 'request/context')
       .map((event) => event.data);
     expect(contexts.at(-1)).toMatchObject({ provider: 'demo', model: 'running-example' });
+  }, 120_000);
+
+  it('/mcp lists the MCP servers with their state and tools', async () => {
+    const own = await tuiFixture([]);
+    try {
+      const everything = resolve(
+        import.meta.dirname,
+        '../../node_modules/@modelcontextprotocol/server-everything/dist/index.js',
+      );
+      writeFileSync(
+        join(own.box.workspace, '.mcp.json'),
+        JSON.stringify({
+          mcpServers: { everything: { command: process.execPath, args: [everything, 'stdio'] } },
+        }),
+      );
+      const trusted = await runRein(['mcp', 'trust'], { cwd: own.box.workspace, env: own.box.env });
+      expect(trusted.code).toBe(0);
+      const tui = own.start([], { cols: 120, rows: 40 });
+      await tui.waitFor('Type a prompt');
+      tui.type('/mcp');
+      tui.type(keys.enter);
+      const listed = await tui.waitFor('mcp__everything__echo (read-only)', 60_000);
+      expect(listed).toMatch(
+        /everything · ready · stdio \(mcp-servers\/everything [\d.]+\) · \S+\.mcp\.json/,
+      );
+      await quit(tui);
+    } finally {
+      await own.close();
+    }
   }, 120_000);
 });
