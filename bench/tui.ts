@@ -20,7 +20,7 @@ import type {
   TranscriptItem,
 } from '../src/index.ts';
 import { Transcript, createReinHarness, defaultRecordViews, defineTool } from '../src/index.ts';
-import { ChatScreen, ChatSession, tuiTheme } from '../src/tui/index.ts';
+import { ChatScreen, ChatSession, runChat, tuiTheme } from '../src/tui/index.ts';
 import { formatNumber, markdownTable, median } from './stats.ts';
 
 const deltaCount = 100_000;
@@ -298,24 +298,24 @@ async function sdkResume(id: string): Promise<number> {
 
 async function tuiResume(id: string): Promise<number> {
   const started = performance.now();
-  let shown: ((seconds: number) => void) | undefined;
-  const tail = new Promise<number>((resolve) => (shown = resolve));
+  const stop = new AbortController();
+  let seconds = Number.NaN;
   const terminal = new CountingTerminal();
   terminal.onWrite = (data) => {
-    if (data.includes('THE END of a long session')) shown?.((performance.now() - started) / 1000);
+    if (!Number.isNaN(seconds) || !data.includes('THE END of a long session')) return;
+    seconds = (performance.now() - started) / 1000;
+    stop.abort();
   };
-  const tui = new TUI(terminal);
-  let screen: ChatScreen | undefined;
-  const chat = await ChatSession.open(
-    { cwd: root, env, home, model: 'burst/m', providers: [new BurstModel(0)], resumeId: id },
-    { changed: (items) => screen?.changed(items), replaced: () => screen?.replaced() },
-  );
-  screen = new ChatScreen({ tui, chat, theme: tuiTheme(env), templates: [], onExit: () => undefined });
-  tui.addChild(screen);
-  tui.setFocus(screen);
-  tui.start();
-  const seconds = await tail;
-  await close({ chat, tui });
+  await runChat({
+    cwd: root,
+    env,
+    home,
+    model: 'burst/m',
+    providers: [new BurstModel(0)],
+    resumeId: id,
+    terminal,
+    signal: stop.signal,
+  });
   return seconds;
 }
 

@@ -72,8 +72,16 @@ export class ChatSession {
     this.approver = new TuiApprover(() => listener.changed([]));
   }
 
-  /** Opens the harness and the session the options name (new, `--resume`, `--continue`). */
-  static async open(options: ChatOpenOptions, listener: ChatListener): Promise<ChatSession> {
+  /**
+   * Opens the harness and the session the options name (new, `--resume`, `--continue`). A stored
+   * session is first read without taking it and folded, and `onPreview` gets that transcript to show
+   * while the session is opened for writing (crash repair, lock); the live events then continue it.
+   */
+  static async open(
+    options: ChatOpenOptions,
+    listener: ChatListener,
+    onPreview?: (transcript: Transcript, id: string) => void,
+  ): Promise<ChatSession> {
     const chat = new ChatSession(options, listener);
     chat.harness = await chat.#createHarness(chat.#mode);
     try {
@@ -87,9 +95,11 @@ export class ChatSession {
           );
         }
       }
+      const preview = id !== undefined && onPreview !== undefined ? await chat.#preview(id) : undefined;
+      if (preview !== undefined) onPreview?.(preview, id!);
       const agent =
         id !== undefined ? await chat.harness.resumeAgent(id, chat.#routeOptions()) : await chat.#newAgent();
-      chat.#attach(agent);
+      chat.#attach(agent, preview);
     } catch (error) {
       await chat.harness.dispose();
       throw error;
@@ -212,6 +222,15 @@ export class ChatSession {
     this.#listener.replaced();
   }
 
+  async #preview(id: string): Promise<Transcript | undefined> {
+    try {
+      return Transcript.of((await this.harness.store.read(id)).events, { views: defaultRecordViews });
+    } catch {
+      // A log that does not read as it is (a torn tail) is shown once opening has repaired it.
+      return undefined;
+    }
+  }
+
   #routeOptions(): { provider?: string; model?: string } {
     if (this.#options.model === undefined) return {};
     const route = parseModelRoute(this.#options.model);
@@ -235,10 +254,12 @@ export class ChatSession {
     return harness;
   }
 
-  #attach(agent: Agent): void {
+  #attach(agent: Agent, folded?: Transcript): void {
     this.agent = agent;
-    this.transcript = new Transcript({ views: defaultRecordViews });
-    for (const event of agent.session.events) this.transcript.apply(event);
+    // A transcript folded from the stored log goes on from its next seq (the repair's closers included).
+    this.transcript = folded ?? new Transcript({ views: defaultRecordViews });
+    const log = agent.session.log;
+    for (let seq = this.transcript.nextSeq; seq < log.length; seq++) this.transcript.apply(log.at(seq)!);
     const hooks = this.harness.hooks;
     const scope = { scope: agent.id };
     const changed = (items: readonly TranscriptItem[]): void => this.#listener.changed(items);

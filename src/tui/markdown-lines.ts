@@ -1,10 +1,10 @@
 import type { MarkdownTheme } from '@mariozechner/pi-tui';
-import { Markdown, truncateToWidth } from '@mariozechner/pi-tui';
+import { Markdown, truncateToWidth, visibleWidth } from '@mariozechner/pi-tui';
 
 /**
- * Markdown rendered for the terminal in independent blocks (split at blank lines outside code fences).
- * A streaming answer only grows, so the blocks before its last blank line are rendered once and kept;
- * each frame renders only the open tail, and the cost of a frame does not grow with the answer.
+ * Markdown rendered for the terminal. A streaming answer only grows, so what lies before its last blank
+ * line outside code fences (whole blocks) is rendered once and kept; each frame renders only the open
+ * tail, and the cost of a frame does not grow with the answer.
  */
 export class MarkdownLines {
   readonly #theme: MarkdownTheme;
@@ -30,20 +30,29 @@ export class MarkdownLines {
     const rest = text.slice(this.#closed.length);
     const split = lastBlockBoundary(rest);
     if (split > 0) {
-      for (const block of markdownBlocks(rest.slice(0, split))) this.#append(this.#closedLines, block, inner);
+      // Everything that closed since the last frame is rendered in one pass.
+      this.#append(this.#closedLines, rest.slice(0, split), inner);
       this.#closed += rest.slice(0, split);
     }
     const lines = this.#closedLines.slice();
-    for (const block of markdownBlocks(rest.slice(split))) this.#append(lines, block, inner);
+    this.#append(lines, rest.slice(split), inner);
     return lines;
   }
 
-  #append(lines: string[], block: string, inner: number): void {
-    let rendered = new Markdown(block, 0, 0, this.#theme).render(inner);
-    while (rendered.length > 0 && rendered.at(-1)!.trim() === '') rendered = rendered.slice(0, -1);
-    if (lines.length > 0 && rendered.length > 0) lines.push('');
-    for (const line of rendered)
-      lines.push(truncateToWidth(this.#indent + line, inner + this.#indent.length));
+  #append(lines: string[], markdown: string, inner: number): void {
+    if (markdown.trim() === '') return;
+    const rendered = new Markdown(markdown.trim(), 0, 0, this.#theme).render(inner);
+    let end = rendered.length;
+    while (end > 0 && rendered[end - 1]!.trim() === '') end--;
+    let start = 0;
+    while (start < end && rendered[start]!.trim() === '') start++;
+    if (lines.length > 0 && end > start) lines.push('');
+    const width = inner + this.#indent.length;
+    for (let index = start; index < end; index++) {
+      const line = this.#indent + rendered[index]!;
+      // pi-tui's markdown already wraps to the width; the check only guards the indent.
+      lines.push(visibleWidth(line) > width ? truncateToWidth(line, width) : line);
+    }
   }
 }
 
@@ -69,29 +78,4 @@ export function lastBlockBoundary(text: string): number {
     offset = end;
   }
   return boundary;
-}
-
-/** Splits markdown at blank lines that are outside fenced code blocks; blank edges are dropped. */
-export function markdownBlocks(text: string): string[] {
-  const blocks: string[] = [];
-  let current: string[] = [];
-  let fence: string | undefined;
-  const flush = (): void => {
-    if (current.length > 0) blocks.push(current.join('\n'));
-    current = [];
-  };
-  for (const line of text.split('\n')) {
-    const marker = fencePattern.exec(line)?.[1];
-    if (marker !== undefined) {
-      if (fence === undefined) fence = marker;
-      else if (marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
-    }
-    if (fence === undefined && marker === undefined && line.trim() === '') {
-      flush();
-      continue;
-    }
-    current.push(line);
-  }
-  flush();
-  return blocks;
 }

@@ -4,6 +4,7 @@ import type { TranscriptItem } from '../index.ts';
 import type { ChatListener, ChatOpenOptions } from './chat-session.ts';
 import { ChatSession } from './chat-session.ts';
 import { ChatScreen } from './chat-screen.ts';
+import { OpeningScreen } from './opening-screen.ts';
 import { loadPromptTemplates } from './prompt-templates.ts';
 import { tuiTheme } from './tui-theme.ts';
 
@@ -13,6 +14,8 @@ export interface RunChatOptions extends ChatOpenOptions {
   readonly terminal?: Terminal;
   /** Where the closing line (the session id to resume) goes once the screen is left. */
   readonly report?: (line: string) => void;
+  /** Ends the chat as quitting does (an embedding app closing it). */
+  readonly signal?: AbortSignal;
 }
 
 const enterAlternateScreen = '\x1b[?1049h\x1b[H\x1b[2J';
@@ -30,15 +33,38 @@ export async function runChat(options: RunChatOptions): Promise<number> {
     changed: (items: readonly TranscriptItem[]) => screen?.changed(items),
     replaced: () => screen?.replaced(),
   };
-  const chat = await ChatSession.open(options, listener);
-  const resumed = chat.agent.session.firstLiveSeq > 0;
+  const theme = tuiTheme(options.env);
   const terminal = options.terminal ?? new ProcessTerminal();
   const tui = new TUI(terminal);
+  let started = false;
+  const start = (): void => {
+    if (started) return;
+    started = true;
+    terminal.write(enterAlternateScreen);
+    tui.start();
+  };
+  let chat: ChatSession;
+  let opening: OpeningScreen | undefined;
+  try {
+    // A stored session's tail is on screen while it is opened for writing (repair, lock).
+    chat = await ChatSession.open(options, listener, (transcript, id) => {
+      opening = new OpeningScreen({ tui, transcript, theme, id });
+      tui.addChild(opening);
+      tui.setFocus(opening);
+      start();
+    });
+  } catch (error) {
+    if (started) {
+      tui.stop();
+      terminal.write(leaveAlternateScreen);
+    }
+    throw error;
+  }
+  const resumed = chat.agent.session.firstLiveSeq > 0;
   let finish: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => {
     finish = resolve;
   });
-  const theme = tuiTheme(options.env);
   screen = new ChatScreen({
     tui,
     chat,
@@ -49,10 +75,15 @@ export async function runChat(options: RunChatOptions): Promise<number> {
   const onSignal = (): void => finish();
   const signals = ['SIGTERM', 'SIGHUP', 'SIGINT'] as const;
   for (const signal of signals) process.on(signal, onSignal);
-  terminal.write(enterAlternateScreen);
+  if (options.signal?.aborted === true) finish();
+  options.signal?.addEventListener('abort', onSignal, { once: true });
+  tui.clear();
   tui.addChild(screen);
   tui.setFocus(screen);
-  tui.start();
+  start();
+  // Keys typed while the session was being opened go to the chat, in order.
+  for (const data of opening?.typed ?? []) screen.handleInput(data);
+  tui.requestRender();
   const ticker = setInterval(() => screen?.tick(), 100);
   try {
     if (resumed) {
@@ -67,6 +98,7 @@ export async function runChat(options: RunChatOptions): Promise<number> {
   } finally {
     clearInterval(ticker);
     for (const signal of signals) process.off(signal, onSignal);
+    options.signal?.removeEventListener('abort', onSignal);
     const id = chat.agent.id;
     try {
       if (chat.agent.status === 'running') chat.cancel();
