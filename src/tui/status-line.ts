@@ -1,6 +1,6 @@
 import type { PausedBudget, TranscriptItem, TranscriptPricing } from '../index.ts';
 import { budgetRecordView, priceOf } from '../index.ts';
-import { truncateToWidth } from '@mariozechner/pi-tui';
+import { truncateToWidth, visibleWidth } from '@mariozechner/pi-tui';
 import type { ChatSession } from './chat-session.ts';
 import type { TuiTheme } from './tui-theme.ts';
 
@@ -108,7 +108,8 @@ export function statusLine(facts: StatusFacts, theme: TuiTheme, width: number, f
   if (facts.running) {
     parts.push(theme.accent(`${spinner[frame % spinner.length]} ${facts.activity ?? 'running'}`));
   } else parts.push(theme.dim('idle'));
-  return truncateToWidth(theme.inverse(` ${parts.join(' · ')} `.padEnd(width)), width);
+  const content = truncateToWidth(` ${parts.join(' · ')} `, width);
+  return theme.inverse(content + ' '.repeat(Math.max(0, width - visibleWidth(content))));
 }
 
 function compact(tokens: number): string {
