@@ -65,6 +65,8 @@ export interface ModelRow {
   contextWindow?: number;
   pricing?: { input: number; cachedInput?: number; cacheWrite?: number; output: number };
   demo?: boolean;
+  /** True for a model that accepts images. */
+  images?: boolean;
 }
 
 /** What the settings panel shows. */
