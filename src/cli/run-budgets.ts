@@ -11,7 +11,7 @@ import type { CliIo } from './cli-io.ts';
 import type { ParsedCommand } from './command-line.ts';
 import { positiveIntegerOption } from './command-line.ts';
 import { runSpec } from './command-specs.ts';
-import { describeBudget, roundCost } from './plugin-records.ts';
+import { describeBudget, roundCost } from './budget-text.ts';
 
 /** The `rein run` option that sets each kind of budget. */
 const budgetFlags: Readonly<Record<BudgetKind, string>> = {

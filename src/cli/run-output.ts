@@ -1,7 +1,16 @@
-import type { AnySessionEvent, StreamChunk, ToolResultMessage, TurnEndReason } from '../index.ts';
+import type { AnySessionEvent, AssistantItem, ToolCard, TranscriptItem } from '../index.ts';
+import { Transcript, defaultRecordViews } from '../index.ts';
 import type { CliIo } from './cli-io.ts';
-import { describePluginRecord } from './plugin-records.ts';
 import { Spinner } from './spinner.ts';
+import {
+  compactionLines,
+  otherEventLine,
+  recordLine,
+  requestFailedLine,
+  retryLine,
+  toolCallLine,
+  toolResultLine,
+} from './transcript-lines.ts';
 
 /** Where `rein run` reports what happens: human-readable text, or JSON lines. */
 export interface RunOutput {
@@ -49,28 +58,14 @@ export class JsonRunOutput implements RunOutput {
   }
 }
 
-const quietTypes = new Set([
-  'turn/start',
-  'turn/end',
-  'step/start',
-  'step/end',
-  'user/message',
-  'request/header',
-  'request/context',
-  'agent/inbox/spliced',
-  'agent/cancelled',
-  'session/end-seed',
-  'tool/approval-requested',
-  'compaction/start',
-  'compaction/end',
-  'llm/retry-started',
-]);
-
 /** Text mode: the answer on stdout; tool activity, approvals, retries and notices on stderr. */
 export class TextRunOutput implements RunOutput {
   readonly #io: CliIo;
   readonly #spinner: Spinner;
-  readonly #calls = new Map<string, string>();
+  readonly #transcript = new Transcript({ views: defaultRecordViews });
+  /** Per item key: how much of an answer's text is printed, or which lines of a card or compaction are. */
+  readonly #printed = new Map<string, number>();
+  readonly #said = new Set<string>();
   #atLineStart = true;
 
   constructor(io: CliIo) {
@@ -79,78 +74,10 @@ export class TextRunOutput implements RunOutput {
   }
 
   event(event: AnySessionEvent): void {
-    switch (event.type) {
-      case 'assistant/chunk':
-        this.#chunk((event.data as { chunk: StreamChunk }).chunk);
-        return;
-      case 'step/start':
-        this.#spinner.start('waiting for the model…');
-        return;
-      case 'assistant/message': {
-        this.#spinner.stop();
-        this.#endLine();
-        if ((event.data as { interrupted?: true }).interrupted === true)
-          this.#info('(the answer was interrupted)');
-        return;
-      }
-      case 'tool/call': {
-        const data = event.data as { callId: string; name: string; arguments: string };
-        this.#calls.set(data.callId, data.name);
-        this.#spinner.stop();
-        this.#endLine();
-        this.#info(`⏺ ${data.name} ${shorten(data.arguments, 100)}`);
-        this.#spinner.start(`running ${data.name}…`);
-        return;
-      }
-      case 'tool/approval-decided': {
-        const data = event.data as { decision: string; reason?: string };
-        if (data.decision !== 'deny') return;
-        this.#spinner.stop();
-        this.#info(`  ✗ denied${data.reason !== undefined ? `: ${data.reason}` : ''}`);
-        return;
-      }
-      case 'tool/result': {
-        this.#spinner.stop();
-        this.#toolResult(event.data as { message: ToolResultMessage; error?: { code: string } });
-        this.#spinner.start('waiting for the model…');
-        return;
-      }
-      case 'request/failed': {
-        const failure = (event.data as { failure: { code: string; message: string } }).failure;
-        this.#spinner.stop();
-        this.#endLine();
-        this.#info(`! request failed — ${failure.code}: ${oneLine(failure.message)}`);
-        return;
-      }
-      case 'llm/retry': {
-        const data = event.data as {
-          attempt?: number;
-          retry?: number;
-          delayMs?: number;
-          failure?: { code?: string };
-        };
-        const attempt = data.attempt ?? data.retry;
-        const seconds = ((data.delayMs ?? 0) / 1000).toFixed(1);
-        this.#info(
-          `↻ retry${attempt !== undefined ? ` ${attempt}` : ''} in ${seconds}s after ${data.failure?.code ?? 'a failure'}`,
-        );
-        return;
-      }
-      case 'compaction/summary':
-        this.#info('⋯ older history was summarized to fit the context window');
-        return;
-      case 'compaction/prune':
-        this.#info('⋯ oversized tool results were shortened to fit the context window');
-        return;
-      default: {
-        if (quietTypes.has(event.type)) return;
-        this.#spinner.stop();
-        this.#endLine();
-        this.#info(
-          describePluginRecord(event) ?? `· ${event.type} ${shorten(JSON.stringify(event.data), 120)}`,
-        );
-      }
-    }
+    const touched = this.#transcript.apply(event);
+    if (touched === undefined) return;
+    for (const item of touched) this.#show(item);
+    this.#syncSpinner();
   }
 
   live(_type: string, _data: unknown): void {
@@ -168,29 +95,93 @@ export class TextRunOutput implements RunOutput {
     this.#endLine();
   }
 
-  #chunk(chunk: StreamChunk): void {
-    if (chunk.type === 'text-delta') {
-      if (chunk.text === '') return;
-      this.#spinner.stop();
-      this.#io.stdout.write(chunk.text);
-      this.#atLineStart = chunk.text.endsWith('\n');
-    } else if (chunk.type === 'reasoning-delta') {
-      this.#spinner.start('thinking…');
+  #show(item: TranscriptItem): void {
+    switch (item.kind) {
+      case 'assistant':
+        this.#answer(item);
+        return;
+      case 'tool':
+        this.#tool(item);
+        return;
+      case 'request-failed':
+        this.#line(item.key, requestFailedLine(item));
+        return;
+      case 'retry':
+        this.#line(item.key, retryLine(item));
+        return;
+      case 'compaction':
+        for (const line of compactionLines(item)) this.#line(`${item.key}:${line}`, line);
+        return;
+      case 'record':
+        this.#line(item.key, recordLine(item));
+        return;
+      case 'event':
+        this.#line(item.key, otherEventLine(item.type, item.data, 120));
+        return;
+      case 'turn-start':
+      case 'turn-end':
+      case 'user':
+      case 'cancelled':
+        // The prompt is the user's own; how the run ended is reported once at exit.
+        return;
     }
   }
 
-  #toolResult(data: { message: ToolResultMessage; error?: { code: string } }): void {
-    const block = data.message.content[0];
-    const name = this.#calls.get(data.message.source.callId) ?? 'tool';
-    if (block?.type !== 'tool-result' || block.isError !== true) {
-      this.#info(`  ✓ ${name}`);
-      return;
+  #answer(item: AssistantItem): void {
+    const text = item.blocks.map((block) => (block.type === 'text' ? block.text : '')).join('');
+    const printed = this.#printed.get(item.key) ?? 0;
+    if (text.length > printed) {
+      this.#spinner.stop();
+      this.#io.stdout.write(text.slice(printed));
+      this.#printed.set(item.key, text.length);
+      this.#atLineStart = text.endsWith('\n');
     }
-    const text = block.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
-    const code = data.error?.code;
-    this.#info(
-      `  ✗ ${name}${code !== undefined ? ` ${code}` : ''}: ${shorten(oneLine(text.replace(/^Error:\s*/, '')), 160)}`,
-    );
+    if (item.streaming) return;
+    this.#endLine();
+    if (item.interrupted) this.#line(`${item.key}:interrupted`, '(the answer was interrupted)');
+  }
+
+  #tool(card: ToolCard): void {
+    if (card.state !== 'requested' && card.state !== 'awaiting-approval')
+      this.#line(`${card.key}:call`, toolCallLine(card, 100));
+    if (card.approval?.decision === 'deny') {
+      const reason = card.approval.decisionReason;
+      this.#line(`${card.key}:deny`, `  ✗ denied${reason !== undefined ? `: ${reason}` : ''}`);
+    }
+    if (card.result !== undefined)
+      this.#line(`${card.key}:result`, toolResultLine(card, { countLines: false, max: 160 }));
+  }
+
+  /** Prints a line once per id (items change in place; each of their lines is news only once). */
+  #line(id: string, line: string): void {
+    if (this.#said.has(id)) return;
+    this.#said.add(id);
+    this.#spinner.stop();
+    this.#endLine();
+    this.#info(line);
+  }
+
+  #syncSpinner(): void {
+    const activity = this.#transcript.activity;
+    switch (activity.kind) {
+      case 'waiting':
+        this.#spinner.start('waiting for the model…');
+        return;
+      case 'thinking':
+        this.#spinner.start('thinking…');
+        return;
+      case 'tool':
+        this.#spinner.start(`running ${activity.name}…`);
+        return;
+      case 'compacting':
+        this.#spinner.start('compacting…');
+        return;
+      case 'writing':
+      case 'approval':
+      case 'idle':
+        this.#spinner.stop();
+        return;
+    }
   }
 
   #endLine(): void {
@@ -201,31 +192,4 @@ export class TextRunOutput implements RunOutput {
   #info(line: string): void {
     this.#io.stderr.write(`${line}\n`);
   }
-}
-
-/** A one-line description of how a turn ended. */
-export function describeTurnEnd(reason: TurnEndReason): string {
-  switch (reason.kind) {
-    case 'completed':
-      return 'completed';
-    case 'max-tokens':
-      return 'the model stopped at its output limit (max-tokens)';
-    case 'blocked':
-      return 'the turn was stopped before its next model request (blocked)';
-    case 'error':
-      return `error ${reason.error.code}: ${oneLine(reason.error.message)}`;
-    case 'aborted':
-      return 'aborted';
-    case 'interrupted':
-      return 'interrupted';
-  }
-}
-
-function shorten(text: string, max: number): string {
-  const flat = oneLine(text);
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
 }

@@ -33,7 +33,16 @@ export class TerminalApprover implements Approver {
     const out = this.#io.stderr;
     const who = request.sessionId === this.#mainSession ? '' : ` (subagent ${request.sessionId.slice(0, 8)})`;
     out.write(`\n? ${request.name} needs your approval${who}\n`);
-    out.write(`  arguments: ${prettyArguments(request.arguments)}\n`);
+    if (request.preview !== undefined) {
+      out.write(`  ${request.preview.created ? 'new file' : 'changes to'} ${request.preview.path}:\n`);
+      for (const line of diffLines(
+        request.preview.diff,
+        out.isTTY === true && this.#io.env.NO_COLOR === undefined,
+      ))
+        out.write(`    ${line}\n`);
+    } else {
+      out.write(`  arguments: ${prettyArguments(request.arguments)}\n`);
+    }
     if (request.reason !== undefined) out.write(`  reason:    ${request.reason}\n`);
     // Cooked mode: the terminal echoes and edits the line, and Ctrl-C stays a real SIGINT (the run's handler).
     const rl = createInterface({ input: this.#io.stdin, terminal: false });
@@ -94,4 +103,24 @@ function prettyArguments(raw: string): string {
     // Unparsable arguments are shown as the model wrote them.
   }
   return text.length > 400 ? `${text.slice(0, 399)}…` : text;
+}
+
+const maxPreviewLines = 80;
+
+/** A unified diff's lines without its file header, colored on a terminal, cut at a screenful. */
+function diffLines(diff: string, color: boolean): string[] {
+  const lines = diff
+    .split('\n')
+    .filter((line) => !/^(Index: |={10,}|--- |\+\+\+ )/.test(line))
+    .filter((line, index, all) => line !== '' || index < all.length - 1);
+  const shown = lines.slice(0, maxPreviewLines).map((line) => (color ? colorDiffLine(line) : line));
+  if (lines.length > maxPreviewLines) shown.push(`… (${lines.length - maxPreviewLines} more lines)`);
+  return shown;
+}
+
+function colorDiffLine(line: string): string {
+  if (line.startsWith('+')) return `\x1b[32m${line}\x1b[0m`;
+  if (line.startsWith('-')) return `\x1b[31m${line}\x1b[0m`;
+  if (line.startsWith('@@')) return `\x1b[36m${line}\x1b[0m`;
+  return line;
 }

@@ -37,6 +37,8 @@ export interface ModelInfo {
   /** Prices in US dollars per million tokens. */
   pricing?: { input: number; cachedInput?: number; cacheWrite?: number; output: number };
   reasoning?: boolean;
+  /** True for a model that accepts images in user messages. */
+  images?: boolean;
   label?: string;
   /** True for a model that plays a script rather than calling a vendor. */
   demo?: boolean;

@@ -1,4 +1,4 @@
-import { copyFile, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HarnessError } from '../index.ts';
@@ -36,8 +36,12 @@ export async function buildWeb(options: BuildWebOptions = {}): Promise<BuildWebR
   const outDir = options.outDir ?? webPaths.dist;
   const stamp = join(outDir, '.build-stamp');
   if (options.force !== true) {
-    const [built, newest] = await Promise.all([mtimeOf(stamp), newestMtime(sourceDir)]);
-    if (built !== undefined && built >= newest) return { built: false, outDir };
+    const [built, newest, shared] = await Promise.all([
+      mtimeOf(stamp),
+      newestMtime(sourceDir),
+      newestSharedInput(stamp),
+    ]);
+    if (built !== undefined && built >= newest && built >= shared) return { built: false, outDir };
   }
   let esbuild: typeof import('esbuild');
   try {
@@ -50,8 +54,9 @@ export async function buildWeb(options: BuildWebOptions = {}): Promise<BuildWebR
     );
   }
   await mkdir(outDir, { recursive: true });
+  let inputs: string[];
   try {
-    await esbuild.build({
+    const result = await esbuild.build({
       entryPoints: { app: join(sourceDir, 'main.tsx') },
       bundle: true,
       format: 'esm',
@@ -65,14 +70,18 @@ export async function buildWeb(options: BuildWebOptions = {}): Promise<BuildWebR
       outdir: outDir,
       logLevel: 'silent',
       define: { 'process.env.NODE_ENV': '"production"' },
+      metafile: true,
     });
+    // The UI bundles browser-safe SDK modules too (the transcript fold): their changes must rebuild it.
+    inputs = Object.keys(result.metafile.inputs).map((input) => resolve(input));
   } catch (error) {
     throw new HarnessError('WEB_BUILD_FAILED', `the Web UI failed to build: ${String(error)}`, {
       cause: error,
     });
   }
   await copyFile(join(sourceDir, 'index.html'), join(outDir, 'index.html'));
-  await writeFile(stamp, `${new Date().toISOString()}\n`);
+  const shared = inputs.filter((input) => !input.startsWith(sourceDir) && !input.includes('node_modules'));
+  await writeFile(stamp, `${JSON.stringify({ builtAt: new Date().toISOString(), shared })}\n`);
   return { built: true, outDir };
 }
 
@@ -83,6 +92,25 @@ async function mtimeOf(path: string): Promise<number | undefined> {
     // Missing output simply means "not built yet".
     return undefined;
   }
+}
+
+/** The newest mtime of the bundled files outside the UI sources the stamp lists (Infinity if one is gone). */
+async function newestSharedInput(stamp: string): Promise<number> {
+  let shared: unknown;
+  try {
+    shared = (JSON.parse(await readFile(stamp, 'utf8')) as { shared?: unknown }).shared;
+  } catch {
+    // A missing or old-style stamp lists nothing: the source tree's mtimes decide alone.
+    return 0;
+  }
+  if (!Array.isArray(shared)) return 0;
+  let newest = 0;
+  for (const path of shared) {
+    const time = typeof path === 'string' ? await mtimeOf(path) : undefined;
+    if (time === undefined) return Number.POSITIVE_INFINITY;
+    if (time > newest) newest = time;
+  }
+  return newest;
 }
 
 async function newestMtime(directory: string): Promise<number> {

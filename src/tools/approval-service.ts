@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Disposer } from '../hooks/index.ts';
+import type { ToolPreview } from './tool.ts';
 
 /** A question put to a human: may this call run? */
 export interface ApprovalRequest {
@@ -12,6 +13,8 @@ export interface ApprovalRequest {
   /** The raw argument string the model produced. */
   readonly arguments: string;
   readonly reason?: string;
+  /** What the call would change (a diff), when its tool can tell before running. */
+  readonly preview?: ToolPreview;
 }
 
 /** A human's answer; `aborted` means the turn was cancelled while waiting. */

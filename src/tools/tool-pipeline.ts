@@ -5,7 +5,7 @@ import { HarnessError, createUserMessage, errorChainText, isAbortError } from '.
 import type { Session } from '../session/index.ts';
 import { registerSessionEventTypes } from '../session/index.ts';
 import type { ApprovalDecision, ApprovalService } from './approval-service.ts';
-import type { Tool, ToolContext, ToolOutput, ToolProgress } from './tool.ts';
+import type { Tool, ToolContext, ToolOutput, ToolPreview, ToolProgress } from './tool.ts';
 import { parseToolArguments, validateToolArguments } from './tool-arguments.ts';
 import type { ToolRegistry, ToolSelection } from './tool-registry.ts';
 
@@ -315,7 +315,12 @@ export class ToolPipeline {
     const { sessionId: _sessionId, ...requestData } = fields;
     // The durable request lands before any approver hears of it, so the log leads every UI.
     session.append('tool/approval-requested', { requestId, ...requestData });
-    const decisionPromise = this.#approvals.request({ ...fields, requestId }, signal);
+    // The preview is for the live approver only: the result's own diff is what the log keeps.
+    const preview = previewOf(call);
+    const decisionPromise = this.#approvals.request(
+      { ...fields, requestId, ...(preview !== undefined ? { preview } : {}) },
+      signal,
+    );
     const decision = await decisionPromise;
     const decided: {
       requestId: string;
@@ -465,4 +470,15 @@ function listenerFailure(event: string, error: unknown): ToolExecutionResult {
 function firstText(content: readonly ContentBlock[]): string {
   for (const block of content) if (block.type === 'text') return block.text;
   return 'tool reported an error';
+}
+
+/** The tool's preview of a call that asks for approval; none when it has none or cannot compute one. */
+function previewOf(call: ToolCallInfo): ToolPreview | undefined {
+  if (call.tool?.preview === undefined || call.args === undefined) return undefined;
+  try {
+    return call.tool.preview(call.args);
+  } catch {
+    // A call whose preview fails (no match, unreadable file) is asked without one; running it reports why.
+    return undefined;
+  }
 }

@@ -58,16 +58,6 @@ export type ToolOutput =
 /** What a call does to the world; policies (permissions, repetition guard) read it, never the tool's name. */
 export type ToolEffect = 'read' | 'write' | 'execute' | 'other';
 
-/** What a call would change, shown to a person before they approve it; computing it changes nothing. */
-export interface ToolPreview {
-  /** The path the call changes, as shown (relative to the workspace when inside it). */
-  readonly path?: string;
-  /** A unified diff of the change. */
-  readonly diff?: string;
-  /** Why the preview is partial or missing (e.g. the current file cannot be read). */
-  readonly note?: string;
-}
-
 /** A tool definition. */
 export interface Tool<Args = unknown> {
   readonly name: string;
@@ -80,14 +70,25 @@ export interface Tool<Args = unknown> {
   paths?(args: Args): string[];
   /** The shell command a call runs, for command-aware policies. */
   command?(args: Args): string | undefined;
-  /** What a call would change (e.g. the diff of a write), for approval prompts; must not change anything. */
-  preview?(args: Args): ToolPreview | undefined;
   /** JSON Schema of the arguments, or a zod schema (converted to JSON Schema for the model). */
   readonly parameters: JsonSchema | ZodLikeSchema;
   /** Return literally `true` to let this call run in parallel; anything else means exclusive. */
   isConcurrencySafe?(args: Args): unknown;
+  /**
+   * What a call would change, computed without side effects, so an approver can show it before the
+   * decision; undefined (or a throw) when there is nothing to show.
+   */
+  preview?(args: Args): ToolPreview | undefined;
   /** Runs the call; throw to fail it (the model reads the error). */
   execute(args: Args, context: ToolContext): Promise<ToolOutput> | ToolOutput;
+}
+
+/** A file change a call would make: a unified diff (a new file diffs against empty). */
+export interface ToolPreview {
+  readonly path: string;
+  readonly diff: string;
+  /** True when the file does not exist yet. */
+  readonly created: boolean;
 }
 
 /** Defines a tool with typed arguments. */

@@ -139,12 +139,16 @@ export class Transcript {
     return total;
   }
 
-  /** The session's cost at the given prices (provider/model → price per million tokens). */
-  cost(pricing: (provider: string, model: string) => TranscriptPricing | undefined): TranscriptCost {
+  /** The cost of the session, or of one turn, at the given prices (provider/model → per million tokens). */
+  cost(
+    pricing: (provider: string, model: string) => TranscriptPricing | undefined,
+    turn?: number,
+  ): TranscriptCost {
     let usd = 0;
     let unpricedResponses = 0;
-    for (const turn of this.#turns) {
-      for (const route of turn.routes) {
+    for (const entry of this.#turns) {
+      if (turn !== undefined && entry.turn !== turn) continue;
+      for (const route of entry.routes) {
         const price = pricing(route.provider, route.model);
         if (price === undefined) unpricedResponses += 1;
         else usd += priceOf(route.usage, price);

@@ -1,4 +1,4 @@
-import type { ApprovalRequest, ToolPreview, ToolRegistry } from '../index.ts';
+import type { ApprovalRequest } from '../index.ts';
 import { truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui';
 import { diffBlock } from './transcript-lines.ts';
 import type { TuiTheme } from './tui-theme.ts';
@@ -8,12 +8,11 @@ export const approvalKeys = '[y] allow once  [a] allow for this session  [n] den
 
 /**
  * The inline approval: which tool, why it asks, and what it would change (the diff of a write or edit,
- * from the tool's own `preview`) before the decision; other calls show their arguments, pretty-printed.
+ * the request's `preview`) before the decision; other calls show their arguments, pretty-printed.
  */
 export function approvalLines(options: {
   request: ApprovalRequest;
   count: number;
-  tools: ToolRegistry;
   mainSession: string;
   theme: TuiTheme;
   width: number;
@@ -30,12 +29,12 @@ export function approvalLines(options: {
     for (const line of wrapTextWithAnsi(`reason: ${request.reason}`, width - 2)) head.push(`  ${line}`);
   }
   const body: string[] = [];
-  const preview = previewOf(options.tools, request);
-  if (preview?.diff !== undefined) {
-    if (preview.note !== undefined) body.push(t.dim(`  (${preview.note})`));
+  // The pipeline asks the tool for its preview (a write's or an edit's diff) before the question.
+  const preview = request.preview;
+  if (preview !== undefined) {
+    body.push(t.dim(`  ${preview.created ? 'new file' : 'changes'} ${preview.path}`));
     body.push(...diffBlock(preview.diff, width, t, Number.POSITIVE_INFINITY));
   } else {
-    if (preview?.note !== undefined) body.push(t.warning(`  ${preview.note}`));
     for (const line of prettyArguments(request.arguments).split('\n')) {
       body.push(truncateToWidth(`  ${line}`, width));
     }
@@ -47,17 +46,6 @@ export function approvalLines(options: {
       ? body
       : [...body.slice(0, room - 1), t.dim(`  … ${body.length - room + 1} more lines`)];
   return [...head, ...shown, ...foot];
-}
-
-function previewOf(tools: ToolRegistry, request: ApprovalRequest): ToolPreview | undefined {
-  const tool = tools.get(request.name);
-  if (tool?.preview === undefined) return undefined;
-  try {
-    return tool.preview(JSON.parse(request.arguments) as never);
-  } catch (error) {
-    // Arguments that do not parse, or a preview that fails, leave the raw arguments on screen.
-    return { note: `no preview: ${error instanceof Error ? error.message : String(error)}` };
-  }
 }
 
 /** Arguments as indented JSON (strings shown with real newlines), or as the model wrote them. */

@@ -148,7 +148,6 @@ export class ChatScreen implements Component {
         ...approvalLines({
           request: pending[0]!.request,
           count: pending.length,
-          tools: this.#chat.harness.tools,
           mainSession: this.#chat.agent.id,
           theme: t,
           width,

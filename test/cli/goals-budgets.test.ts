@@ -87,9 +87,9 @@ describe('rein run --goal', () => {
       env,
     });
     expect(result.code).toBe(0);
-    expect(result.stderr).toContain('◎ goal set: summarize the README (up to 10 continuation rounds)');
+    expect(result.stderr).toContain('◎ Goal set: summarize the README (up to 10 continuation rounds)');
     expect(result.stderr).toContain(
-      '✓ goal completed after 0 continuation rounds: Read README.md: it has one heading.',
+      '✓ Goal completed after 0 continuation rounds: Read README.md: it has one heading.',
     );
     expect(JSON.stringify(server!.requests[0]!.body)).toContain('Goal: summarize the README');
   }, 120_000);
@@ -98,9 +98,9 @@ describe('rein run --goal', () => {
     const env = await vendor([{ text: 'Done, I think.' }, { text: 'Done, I think.' }]);
     const result = await runRein(['run', '--goal', 'tidy the README'], { cwd: box.workspace, env });
     expect(result.code).toBe(0);
-    expect(result.stderr).toContain('◎ goal not marked complete yet — continuation round 1');
+    expect(result.stderr).toContain('◎ Goal not yet complete — continuation round 1 of 10');
     expect(result.stderr).toContain(
-      '■ goal stopped (no-progress): the last round made no progress (no tool effects, nothing new said)',
+      '■ Goal stopped: the last round made no progress (no tool effects and nothing new said)',
     );
   }, 120_000);
 
@@ -156,7 +156,7 @@ describe('rein run --budget-*', () => {
 
     const shown = await runRein(['show', id], { cwd: box.workspace, env: box.env });
     expect(shown.code).toBe(0);
-    expect(shown.stdout).toContain('■ budget reached (turn.steps: 1/1); the work is paused');
+    expect(shown.stdout).toContain('■ Budget reached: per-turn steps — used 1 of 1. The work is paused.');
   }, 120_000);
 });
 
@@ -237,7 +237,7 @@ describe.skipIf(scriptBin === undefined)('a reached budget on a terminal', () =>
     expect(server!.requests).toHaveLength(1);
     child.stdin!.write('y\r');
     expect(await exited).toBe(0);
-    expect(output()).toContain('◎ budget changed: turn.steps 2');
+    expect(output()).toContain('◎ Budget raised: per-turn steps → 2');
     expect(output()).toContain('Resumed: the README has one heading.');
     expect(server!.requests).toHaveLength(2);
   }, 180_000);

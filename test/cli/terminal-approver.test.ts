@@ -87,4 +87,32 @@ describe('the terminal approval prompt', () => {
     controller.abort();
     expect(await pending).toEqual({ decision: 'aborted' });
   });
+
+  it('shows the diff a file change would make instead of the escaped arguments', async () => {
+    const term = terminal();
+    const approver = new TerminalApprover({ io: term.io, mainSession: 'main' });
+    const decision = approver.notify(
+      {
+        ...request('c9'),
+        name: 'edit_file',
+        arguments: JSON.stringify({ path: 'notes.md', old_string: 'beta', new_string: 'gamma "q"\nmore' }),
+        preview: {
+          path: 'notes.md',
+          created: false,
+          diff: 'Index: notes.md\n===================================================================\n--- notes.md\n+++ notes.md\n@@ -1,2 +1,3 @@\n alpha\n-beta\n+gamma "q"\n+more\n',
+        },
+      },
+      new AbortController().signal,
+    );
+    await term.waitFor(prompt);
+    const shown = term.shown();
+    expect(shown).toContain('changes to notes.md:');
+    expect(shown).toContain('\x1b[31m-beta\x1b[0m');
+    expect(shown).toContain('\x1b[32m+gamma "q"\x1b[0m');
+    expect(shown).not.toContain('arguments:');
+    expect(shown).not.toContain('\\n');
+    expect(shown).not.toContain('Index:');
+    term.type('y\n');
+    expect(await decision).toEqual({ decision: 'allow-once' });
+  });
 });

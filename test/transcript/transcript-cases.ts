@@ -70,7 +70,14 @@ async function withWorkspace<T>(body: (workspace: string, reinHome: string) => P
 }
 
 function record(seq: number, type: string, data: unknown): AnySessionEvent {
-  return { seq, type, time: 1_700_000_000_000 + seq, data };
+  const surface = type === 'assistant/message' || type === 'tool/result' || type === 'user/message';
+  return {
+    seq,
+    type,
+    time: 1_700_000_000_000 + seq,
+    data,
+    ...(surface ? { surfaceOp: 'append' as const } : {}),
+  };
 }
 
 const filler = (label: string): string => `${label} ${'lorem ipsum dolor sit amet '.repeat(30)}`;
@@ -312,43 +319,65 @@ export const transcriptCases: readonly TranscriptCase[] = [
     ],
   },
   {
-    name: 'module records (goals, repetition guard, budgets), a subagent result and an unknown module’s event',
+    name: 'module records (goals, repetition guard, budgets), a subagent result and an ignorable record of an unknown module',
     log: () =>
       Promise.resolve([
-        record(0, 'goal/set', { goalId: 'g1', objective: 'Ship it', maxRounds: 3 }),
-        record(1, 'turn/start', { turn: 1 }),
-        record(2, 'tool/call', {
-          turn: 1,
-          step: 1,
-          callId: 't1',
-          name: 'task',
-          arguments: '{"prompt":"count"}',
-        }),
-        record(3, 'tool/result', {
-          turn: 1,
-          step: 1,
-          message: {
-            id: 'm3',
-            role: 'user',
-            content: [{ type: 'tool-result', toolCallId: 't1', content: [{ type: 'text', text: 'three' }] }],
-            source: { kind: 'tool', callId: 't1' },
-          },
-          meta: { childSessionId: 'child-1', usage: { inputTokens: 1, outputTokens: 1 } },
-        }),
-        record(4, 'guard/stopped', {
-          turn: 1,
-          fingerprint: 'task#abc',
-          count: 5,
-          name: 'task',
-          message: 'Stopped a loop of identical calls.',
-        }),
-        record(5, 'turn/end', { turn: 1, reason: { kind: 'blocked' } }),
-        record(6, 'goal/continued', { goalId: 'g1', round: 1 }),
-        record(7, 'goal/stopped', { goalId: 'g1', reason: 'no-progress', rounds: 1 }),
-        record(8, 'budget/reached', { turn: 2, step: 4, limit: 'turn.costUsd', used: 0.25, max: 0.2 }),
-        record(9, 'budget/raised', { perTurn: { costUsd: 0.5, steps: null } }),
-        record(10, 'budget/stopped', { reachedSeq: 8 }),
-        record(11, 'acme/audit', { note: 'checked' }),
+        ...(
+          [
+            ['goal/set', { goalId: 'g1', objective: 'Ship it', maxRounds: 3 }],
+            ['turn/start', { turn: 1 }],
+            ['step/start', { turn: 1, step: 1 }],
+            [
+              'assistant/message',
+              {
+                turn: 1,
+                step: 1,
+                message: {
+                  id: 'm1',
+                  role: 'assistant',
+                  content: [{ type: 'tool-call', id: 't1', name: 'task', arguments: '{"prompt":"count"}' }],
+                  source: { kind: 'model', provider: 'scripted', model: 'test-model' },
+                },
+              },
+            ],
+            ['tool/call', { turn: 1, step: 1, callId: 't1', name: 'task', arguments: '{"prompt":"count"}' }],
+            [
+              'tool/result',
+              {
+                turn: 1,
+                step: 1,
+                message: {
+                  id: 'm2',
+                  role: 'user',
+                  content: [
+                    { type: 'tool-result', toolCallId: 't1', content: [{ type: 'text', text: 'three' }] },
+                  ],
+                  source: { kind: 'tool', callId: 't1' },
+                },
+                meta: { childSessionId: 'child-1', usage: { inputTokens: 1, outputTokens: 1 } },
+              },
+            ],
+            ['step/end', { turn: 1, step: 1 }],
+            [
+              'guard/stopped',
+              {
+                turn: 1,
+                fingerprint: 'task#abc',
+                count: 5,
+                name: 'task',
+                message: 'Stopped a loop of identical calls.',
+              },
+            ],
+            ['turn/end', { turn: 1, reason: { kind: 'blocked' } }],
+            ['goal/continued', { goalId: 'g1', round: 1 }],
+            ['goal/stopped', { goalId: 'g1', reason: 'no-progress', rounds: 1 }],
+            ['budget/reached', { turn: 1, step: 1, limit: 'turn.costUsd', used: 0.25, max: 0.2 }],
+            ['budget/raised', { perTurn: { costUsd: 0.5, steps: null } }],
+            ['budget/stopped', { reachedSeq: 11 }],
+          ] as const
+        ).map(([type, data], seq) => record(seq, type, data)),
+        // A module this Rein does not load: logs keep its records readable when they are ignorable.
+        { ...record(14, 'acme/audit', { note: 'checked' }), ignorable: true },
       ]),
     items: [
       {
@@ -356,6 +385,7 @@ export const transcriptCases: readonly TranscriptCase[] = [
         shows: ['Goal set: Ship it (up to 3 continuation rounds)'],
       },
       { match: { kind: 'turn-start', turn: 1 }, shows: ['turn 1'] },
+      { match: { kind: 'assistant' }, shows: [] },
       {
         match: { kind: 'tool', name: 'task', state: 'done', childSessionId: 'child-1' },
         shows: ['task'],
@@ -391,3 +421,24 @@ export const transcriptCases: readonly TranscriptCase[] = [
     ],
   },
 ];
+
+/**
+ * Checks that a rendering shows each expected item's phrases (case and runs of spaces aside): items in
+ * table order, an item's own phrases in any order after the previous item's; returns the first phrase
+ * missing, or undefined when all are there.
+ */
+export function missingPhrase(rendered: string, items: readonly ExpectedItem[]): string | undefined {
+  const normalize = (text: string): string => text.replace(/\s+/g, ' ').toLowerCase();
+  const haystack = normalize(rendered);
+  let from = 0;
+  for (const item of items) {
+    let end = from;
+    for (const phrase of item.shows) {
+      const at = haystack.indexOf(normalize(phrase), from);
+      if (at < 0) return phrase;
+      end = Math.max(end, at + normalize(phrase).length);
+    }
+    from = end;
+  }
+  return undefined;
+}

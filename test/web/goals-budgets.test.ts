@@ -6,7 +6,7 @@ import { deferred } from '../../src/testing/index.ts';
 import type { ServerFixture } from '../server/support.ts';
 import { serverFixture } from '../server/support.ts';
 import { raiseFor } from '../../web/src/budget-raise.ts';
-import { Transcript } from '../../web/src/transcript.ts';
+import { Transcript, budgetRecordView, defaultRecordViews } from '../../src/index.ts';
 import { browserSuite, browserTestTimeout, hasChromium, openPage } from './support.ts';
 
 /** A mutating tool that records its writes; a write may be held until the test releases it. */
@@ -268,48 +268,25 @@ describe.skipIf(!hasChromium)('Web UI: goals, budgets and subagents in a real br
   );
 });
 
-describe('transcript fold of plugin records', () => {
-  it('explains every goal stop reason, the guard stop with its count, and budget records', () => {
-    const transcript = new Transcript();
-    const records: [string, unknown][] = [
-      ['goal/set', { goalId: 'g1', objective: 'Ship it', maxRounds: 3 }],
-      ['goal/continued', { goalId: 'g1', round: 1 }],
-      ['goal/stopped', { goalId: 'g1', reason: 'no-progress', rounds: 1 }],
-      ['goal/set', { goalId: 'g2', objective: 'Again', maxRounds: 3 }],
-      ['goal/stopped', { goalId: 'g2', reason: 'round-limit', rounds: 3 }],
-      ['goal/set', { goalId: 'g3', objective: 'Once more', maxRounds: 3 }],
-      ['goal/stopped', { goalId: 'g3', reason: 'cancelled', rounds: 0 }],
-      [
-        'guard/stopped',
-        {
-          turn: 1,
-          fingerprint: 'write_note#abc',
-          count: 5,
-          name: 'write_note',
-          message: 'Stopped a loop of identical calls.',
-        },
-      ],
-      ['budget/reached', { turn: 2, step: 4, limit: 'turn.costUsd', used: 0.25, max: 0.2 }],
-      ['budget/raised', { perTurn: { costUsd: 0.5, steps: null } }],
-    ];
-    records.forEach(([type, data], seq) => transcript.apply({ type, seq, time: 0, data }));
-    const texts = transcript.items.map((item) => (item.kind === 'notice' ? item.text : item.kind));
-    expect(texts).toEqual([
-      'Goal set: Ship it (up to 3 continuation rounds)',
-      'Goal not yet complete — continuation round 1 of 3',
-      'Goal stopped: the last round made no progress (no tool effects and nothing new said)',
-      'Goal set: Again (up to 3 continuation rounds)',
-      'Goal stopped: it used all 3 continuation rounds without being completed',
-      'Goal set: Once more (up to 3 continuation rounds)',
-      'Goal stopped: the turn was stopped',
-      'Repetition guard stopped the turn: write_note was called 5 times with identical arguments. Stopped a loop of identical calls.',
-      'Budget reached: per-turn cost — used $0.2500 of $0.2000. The work is paused.',
-      'Budget raised: per-turn cost → $0.5000, per-turn steps → unlimited',
-    ]);
-    expect(transcript.activeGoal).toBeUndefined();
-    expect(transcript.pausedBudget).toEqual({ seq: 8, limit: 'turn.costUsd', used: 0.25, max: 0.2 });
-    expect(raiseFor(transcript.pausedBudget!)).toEqual({ perTurn: { costUsd: 0.45 } });
-    transcript.apply({ type: 'turn/start', seq: 10, time: 0, data: { turn: 3 } });
-    expect(transcript.pausedBudget).toBeUndefined();
+describe('raising a paused budget', () => {
+  it('doubles the paused limit with headroom above what was used, for the continue request', () => {
+    // Which records pause and release a budget is the table's (test/transcript); this is the UI's raise.
+    const transcript = new Transcript({ views: defaultRecordViews });
+    transcript.apply({
+      type: 'budget/reached',
+      seq: 0,
+      time: 0,
+      data: { turn: 2, step: 4, limit: 'turn.costUsd', used: 0.25, max: 0.2 },
+    });
+    const paused = transcript.stateOf(budgetRecordView).paused;
+    expect(paused).toEqual({ seq: 0, limit: 'turn.costUsd', used: 0.25, max: 0.2 });
+    expect(raiseFor(paused!)).toEqual({ perTurn: { costUsd: 0.45 } });
+    transcript.apply({
+      type: 'budget/reached',
+      seq: 1,
+      time: 0,
+      data: { turn: 3, step: 1, limit: 'session.tokens', used: 240, max: 200 },
+    });
+    expect(raiseFor(transcript.stateOf(budgetRecordView).paused!)).toEqual({ perSession: { tokens: 440 } });
   });
 });

@@ -94,3 +94,6 @@ export const browserTestTimeout = 120_000;
 export function transcriptHtml(page: Page): Promise<string> {
   return page.locator('[data-testid="transcript"]').innerHTML();
 }
+
+/** Where browser tests save their screenshots (a gitignored test-artifacts folder). */
+export const screenshotsDir = join(import.meta.dirname, '..', '..', 'test-artifacts', 'screenshots');

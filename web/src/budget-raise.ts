@@ -1,4 +1,4 @@
-import type { PausedBudget } from './transcript.ts';
+import type { PausedBudget } from './sdk.ts';
 
 /** The raised maximum: double the old one, and at least enough headroom above what was already used. */
 export function raisedMax(paused: PausedBudget): number {

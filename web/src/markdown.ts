@@ -74,3 +74,40 @@ export function highlightWithin(element: HTMLElement): void {
     else code.dataset.highlighted = 'yes';
   }
 }
+
+/** Puts a "Copy" button on each code block inside an element (built here, after sanitizing, never from model HTML). */
+export function addCopyButtons(element: HTMLElement): void {
+  for (const pre of element.querySelectorAll<HTMLElement>('pre')) {
+    const code = pre.querySelector('code');
+    if (code === null || pre.querySelector(':scope > .copy-code') !== null) continue;
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'copy-code';
+    button.dataset.testid = 'copy-code';
+    button.textContent = 'Copy';
+    button.setAttribute('aria-label', 'Copy the code');
+    button.addEventListener('click', () => {
+      void copyText(code.textContent ?? '').then((copied) => {
+        button.textContent = copied ? 'Copied' : 'Copy failed';
+        setTimeout(() => (button.textContent = 'Copy'), 1500);
+      });
+    });
+    pre.append(button);
+  }
+}
+
+async function copyText(text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    // No clipboard permission (or an insecure context): fall back to a selection copy.
+    const area = document.createElement('textarea');
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    const copied = document.execCommand('copy');
+    area.remove();
+    return copied;
+  }
+}

@@ -1,4 +1,4 @@
-import { currentToken } from './api.ts';
+import { ApiError, api, currentToken } from './api.ts';
 import type { ApprovalRequest, LiveState, LogEvent, WireMessage } from './types.ts';
 
 /** What the connection reports to the app. */
@@ -13,6 +13,8 @@ export interface ConnectionHandlers {
   onConnection(state: 'connecting' | 'open' | 'reconnecting'): void;
   /** The server ended the stream for good (the session was deleted). */
   onClosed(reason: string): void;
+  /** The stream cannot be opened and retrying will not help: no such session, or the token is refused. */
+  onRefused(code: 'SESSION_NOT_FOUND' | 'UNAUTHORIZED'): void;
   /** The next seq the app still needs (for reconnects that must not skip anything). */
   nextSeq(): number;
 }
@@ -64,7 +66,7 @@ export class SessionConnection {
     source.addEventListener('error', () => {
       if (this.#stopped) return;
       if (source.readyState === EventSource.CLOSED) {
-        this.#reopen();
+        void this.#reopenUnlessRefused();
       } else {
         this.#handlers.onConnection('reconnecting');
       }
@@ -107,6 +109,24 @@ export class SessionConnection {
   #expected(): number {
     const last = this.#pending[this.#pending.length - 1];
     return last !== undefined ? Math.max(last.seq + 1, this.#handlers.nextSeq()) : this.#handlers.nextSeq();
+  }
+
+  /** EventSource hides the HTTP status: ask the API why the stream failed before trying again. */
+  async #reopenUnlessRefused(): Promise<void> {
+    try {
+      await api('GET', `/api/sessions/${encodeURIComponent(this.#sessionId)}`);
+    } catch (error) {
+      if (
+        error instanceof ApiError &&
+        (error.code === 'SESSION_NOT_FOUND' || error.code === 'UNAUTHORIZED')
+      ) {
+        this.stop();
+        this.#handlers.onRefused(error.code);
+        return;
+      }
+      // Any other failure (the server restarting, a network blip) is retried with backoff.
+    }
+    this.#reopen();
   }
 
   #reopen(): void {

@@ -1,46 +1,21 @@
 // The wire shapes the browser reads: durable log events and the server's live state (plain JSON).
 
+import type { AnySessionEvent, ContentBlock, LlmFailure, Message, TokenUsage } from './sdk.ts';
+
 /** One durable log event as the server streams it. */
-export interface LogEvent {
-  type: string;
-  seq: number;
-  time: number;
-  data: unknown;
-  surfaceOp?: unknown;
-  sourceEventSeqs?: number[];
-}
+export type LogEvent = AnySessionEvent;
 
 /** A content block of a message. */
-export type Block =
-  | { type: 'text'; text: string }
-  | { type: 'reasoning'; text: string }
-  | { type: 'image'; mediaType: string; data?: string; url?: string }
-  | { type: 'tool-call'; id: string; name: string; arguments: string }
-  | { type: 'tool-result'; toolCallId: string; content: Block[]; isError?: boolean };
+export type Block = ContentBlock;
 
 /** A message of the log. */
-export interface WireMessage {
-  id: string;
-  role: 'user' | 'assistant' | 'system';
-  content: Block[];
-  source: { kind: string; provider?: string; model?: string; [key: string]: unknown };
-}
+export type WireMessage = Message;
 
 /** Token counts of one model call. */
-export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens?: number;
-  cacheWriteTokens?: number;
-  reasoningTokens?: number;
-}
+export type Usage = TokenUsage;
 
 /** A failure with its stable code. */
-export interface Failure {
-  message: string;
-  code: string;
-  status?: number;
-}
+export type Failure = LlmFailure;
 
 /** A pending approval request. */
 export interface ApprovalRequest {
@@ -52,6 +27,8 @@ export interface ApprovalRequest {
   name: string;
   arguments: string;
   reason?: string;
+  /** What the call would change, when its tool can tell (a unified diff; a new file diffs against empty). */
+  preview?: { path: string; diff: string; created: boolean };
 }
 
 /** The live state of a session. */
@@ -88,6 +65,8 @@ export interface ModelRow {
   contextWindow?: number;
   pricing?: { input: number; cachedInput?: number; cacheWrite?: number; output: number };
   demo?: boolean;
+  /** True for a model that accepts images. */
+  images?: boolean;
 }
 
 /** What the settings panel shows. */

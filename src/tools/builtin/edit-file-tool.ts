@@ -1,6 +1,6 @@
 import { createTwoFilesPatch } from 'diff';
 import { defineTool } from '../tool.ts';
-import type { Tool, ToolPreview } from '../tool.ts';
+import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
 import { boundForModel, pathArgument } from './builtin-settings.ts';
@@ -17,13 +17,6 @@ export interface EditFileArgs {
 /** Diffs longer than this are summarized in the model's result (the whole diff stays in `meta`). */
 const maxDiffInResult = 4000;
 
-/** The file after an edit: every occurrence, or the first one (split/join and slicing keep `$&` literal). */
-function applyEdit(before: string, args: EditFileArgs): string {
-  if (args.replace_all === true) return before.split(args.old_string).join(args.new_string);
-  const index = before.indexOf(args.old_string);
-  return before.slice(0, index) + args.new_string + before.slice(index + args.old_string.length);
-}
-
 function occurrences(text: string, needle: string): number {
   let count = 0;
   let index = text.indexOf(needle);
@@ -37,6 +30,36 @@ function occurrences(text: string, needle: string): number {
 /** `edit_file`: exact string replacement that must match once (or everywhere with `replace_all`). */
 export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs> {
   const { workspace } = settings;
+  /** The file an edit changes, its text before and after, and how many places matched; throws like the tool. */
+  const plan = (args: EditFileArgs) => {
+    if (args.old_string === args.new_string) {
+      throw new ToolError('NO_CHANGE', 'old_string and new_string are identical; nothing to change');
+    }
+    const checked = workspace.check(args.path, 'write');
+    const before = readTextFile(workspace, checked, settings.maxFileBytes).text;
+    const count = occurrences(before, args.old_string);
+    if (count === 0) {
+      throw new ToolError(
+        'NO_MATCH',
+        `old_string was not found in ${checked.display}; read the file again and copy the exact text, whitespace included`,
+      );
+    }
+    if (count > 1 && args.replace_all !== true) {
+      throw new ToolError(
+        'AMBIGUOUS_MATCH',
+        `old_string matches ${count} places in ${checked.display}; include more surrounding lines to make it unique, or set replace_all`,
+      );
+    }
+    // split/join and slicing, never String.replace: `$&` and friends in new_string must stay literal.
+    let after: string;
+    if (args.replace_all === true) {
+      after = before.split(args.old_string).join(args.new_string);
+    } else {
+      const index = before.indexOf(args.old_string);
+      after = before.slice(0, index) + args.new_string + before.slice(index + args.old_string.length);
+    }
+    return { checked, before, after, count };
+  };
   return defineTool<EditFileArgs>({
     name: 'edit_file',
     description:
@@ -56,51 +79,16 @@ export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs
       additionalProperties: false,
     },
     paths: (args) => pathArgument(args),
-    preview(args): ToolPreview {
-      let display = args.path;
-      try {
-        const checked = workspace.check(args.path, 'read');
-        display = checked.display;
-        const before = readTextFile(workspace, checked, settings.maxFileBytes).text;
-        const count = occurrences(before, args.old_string);
-        if (count === 0) return { path: display, note: 'old_string is not in the file; the edit would fail' };
-        if (count > 1 && args.replace_all !== true) {
-          return { path: display, note: `old_string matches ${count} places; the edit would fail` };
-        }
-        return {
-          path: display,
-          diff: createTwoFilesPatch(display, display, before, applyEdit(before, args)),
-        };
-      } catch (error) {
-        // The file cannot be read here: show the replacement itself.
-        const reason = error instanceof Error ? error.message : String(error);
-        return {
-          path: display,
-          diff: createTwoFilesPatch(display, display, args.old_string, args.new_string),
-          note: `only the replaced text is shown: ${reason}`,
-        };
-      }
+    preview(args) {
+      const { checked, before, after } = plan(args);
+      return {
+        path: checked.display,
+        diff: createTwoFilesPatch(checked.display, checked.display, before, after),
+        created: false,
+      };
     },
     execute(args) {
-      if (args.old_string === args.new_string) {
-        throw new ToolError('NO_CHANGE', 'old_string and new_string are identical; nothing to change');
-      }
-      const checked = workspace.check(args.path, 'write');
-      const before = readTextFile(workspace, checked, settings.maxFileBytes).text;
-      const count = occurrences(before, args.old_string);
-      if (count === 0) {
-        throw new ToolError(
-          'NO_MATCH',
-          `old_string was not found in ${checked.display}; read the file again and copy the exact text, whitespace included`,
-        );
-      }
-      if (count > 1 && args.replace_all !== true) {
-        throw new ToolError(
-          'AMBIGUOUS_MATCH',
-          `old_string matches ${count} places in ${checked.display}; include more surrounding lines to make it unique, or set replace_all`,
-        );
-      }
-      const after = applyEdit(before, args);
+      const { checked, before, after, count } = plan(args);
       writeTextFile(workspace, checked, after);
       const diff = createTwoFilesPatch(checked.display, checked.display, before, after);
       const hunks = diff.split('\n').slice(2).join('\n');

@@ -1,6 +1,6 @@
 import { createTwoFilesPatch } from 'diff';
 import { defineTool } from '../tool.ts';
-import type { Tool, ToolPreview } from '../tool.ts';
+import type { Tool } from '../tool.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
 import { pathArgument } from './builtin-settings.ts';
 import { existingFile, readTextFile, writeTextFile } from './file-access.ts';
@@ -18,6 +18,17 @@ const maxDiffBytes = 1024 * 1024;
 /** `write_file`: creates or overwrites a text file, creating missing parent directories. */
 export function createWriteFileTool(settings: BuiltinSettings): Tool<WriteFileArgs> {
   const { workspace } = settings;
+  /** The text a write replaces, or undefined when it is binary or too large to diff. */
+  const previousText = (checked: ReturnType<typeof workspace.check>): string | undefined => {
+    try {
+      return readTextFile(workspace, checked, maxDiffBytes).text;
+    } catch (error) {
+      // A binary or huge previous version is still replaced; only its diff is left out.
+      if (!(error instanceof ToolError) || (error.code !== 'BINARY_FILE' && error.code !== 'FILE_TOO_LARGE'))
+        throw error;
+      return undefined;
+    }
+  };
   return defineTool<WriteFileArgs>({
     name: 'write_file',
     description:
@@ -34,40 +45,18 @@ export function createWriteFileTool(settings: BuiltinSettings): Tool<WriteFileAr
       additionalProperties: false,
     },
     paths: (args) => pathArgument(args),
-    preview(args): ToolPreview {
-      let display = args.path;
-      let before = '';
-      try {
-        const checked = workspace.check(args.path, 'read');
-        display = checked.display;
-        if (existingFile(workspace, checked)) before = readTextFile(workspace, checked, maxDiffBytes).text;
-      } catch (error) {
-        // Outside, protected, binary or huge: the new content is still shown, against nothing.
-        const reason = error instanceof Error ? error.message : String(error);
-        return {
-          path: display,
-          diff: createTwoFilesPatch(display, display, '', args.content),
-          note: `the current content is not shown: ${reason}`,
-        };
-      }
-      return { path: display, diff: createTwoFilesPatch(display, display, before, args.content) };
+    preview(args) {
+      const checked = workspace.check(args.path, 'write');
+      const existed = existingFile(workspace, checked);
+      const before = existed ? previousText(checked) : '';
+      if (before === undefined) return undefined;
+      const diff = createTwoFilesPatch(checked.display, checked.display, before, args.content);
+      return { path: checked.display, diff, created: !existed };
     },
     execute(args) {
       const checked = workspace.check(args.path, 'write');
       const existed = existingFile(workspace, checked);
-      let before: string | undefined;
-      if (existed) {
-        try {
-          before = readTextFile(workspace, checked, maxDiffBytes).text;
-        } catch (error) {
-          // A binary or huge previous version is still replaced; only its diff is left out.
-          if (
-            !(error instanceof ToolError) ||
-            (error.code !== 'BINARY_FILE' && error.code !== 'FILE_TOO_LARGE')
-          )
-            throw error;
-        }
-      }
+      const before = existed ? previousText(checked) : undefined;
       const bytes = writeTextFile(workspace, checked, args.content);
       const lines =
         args.content === '' ? 0 : args.content.split('\n').length - (args.content.endsWith('\n') ? 1 : 0);

@@ -1,8 +1,10 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../api.ts';
 import { SessionConnection } from '../session-connection.ts';
-import { Transcript, priceOf } from '../transcript.ts';
-import type { LiveState, ModelRow, SessionRow, Usage } from '../types.ts';
+import { Transcript, budgetRecordView, defaultRecordViews, goalRecordView } from '../sdk.ts';
+import type { LiveState, ModelRow, SessionRow } from '../types.ts';
+import type { Attachment } from '../attachments.ts';
+import { textWithFiles } from '../attachments.ts';
 import { ApprovalDialog } from './approval-dialog.tsx';
 import { Composer } from './composer.tsx';
 import { raiseFor } from '../budget-raise.ts';
@@ -44,16 +46,32 @@ export function App() {
   const [showSettings, setShowSettings] = useState(false);
   const [dismissedBudget, setDismissedBudget] = useState<number | undefined>(undefined);
   const [pickedModel, setPickedModel] = useState<{ provider: string; model: string } | undefined>(undefined);
-  const transcript = useRef(new Transcript());
-  const bottom = useRef<HTMLDivElement>(null);
+  // Set when the server refuses this page's token: one banner, not one per failed call.
+  const [authFailed, setAuthFailed] = useState(false);
+  const [missingSession, setMissingSession] = useState<string | undefined>(undefined);
+  const [compactFeedback, setCompactFeedback] = useState<string | undefined>(undefined);
+  const [compacting, setCompacting] = useState(false);
+  const [sidebarOpen, setSidebarOpen] = useState(false);
+  const [showJump, setShowJump] = useState(false);
+  const scroller = useRef<HTMLDivElement>(null);
+  const transcript = useRef(new Transcript({ views: defaultRecordViews }));
   const stick = useRef(true);
 
   const report = useCallback((error: unknown) => {
+    if (error instanceof ApiError && error.code === 'UNAUTHORIZED') {
+      setAuthFailed(true);
+      return;
+    }
     const banner =
       error instanceof ApiError
         ? { id: ++bannerIds, code: error.code, message: error.message }
         : { id: ++bannerIds, code: 'UI_ERROR', message: String(error) };
-    setBanners((current) => [...current.slice(-3), banner]);
+    // The same failure reported again (another call, a retry) stays one banner.
+    setBanners((current) =>
+      current.some((entry) => entry.code === banner.code && entry.message === banner.message)
+        ? current
+        : [...current.slice(-3), banner],
+    );
   }, []);
 
   const refreshSessions = useCallback(() => {
@@ -81,8 +99,11 @@ export function App() {
 
   // One event stream per open session; the transcript is rebuilt from seq 0 when the session changes.
   useEffect(() => {
-    transcript.current = new Transcript();
+    transcript.current = new Transcript({ views: defaultRecordViews });
     setLive(undefined);
+    setMissingSession(undefined);
+    setCompactFeedback(undefined);
+    stick.current = true;
     setVersion((value) => value + 1);
     if (currentId === undefined) return;
     const sessionId = currentId;
@@ -92,7 +113,7 @@ export function App() {
         let changed = false;
         let turnEnded = false;
         for (const event of events) {
-          if (transcript.current.apply(event)) {
+          if (transcript.current.apply(event) !== undefined) {
             changed = true;
             if (event.type === 'turn/end') turnEnded = true;
           }
@@ -113,18 +134,60 @@ export function App() {
         window.location.hash = '';
         refreshSessions();
       },
+      onRefused: (code) => {
+        if (code === 'UNAUTHORIZED') setAuthFailed(true);
+        else setMissingSession(sessionId);
+      },
     });
     connectionHandle.start();
     return () => connectionHandle.stop();
   }, [currentId]);
 
+  // Follow the bottom (new messages, streamed text, banners) unless the user scrolled up to read.
   useEffect(() => {
-    if (stick.current) bottom.current?.scrollIntoView({ block: 'end' });
+    const element = scroller.current;
+    if (stick.current && element !== null) element.scrollTop = element.scrollHeight;
   });
+
+  const jumpToLatest = (): void => {
+    stick.current = true;
+    setShowJump(false);
+    const element = scroller.current;
+    if (element !== null) element.scrollTop = element.scrollHeight;
+  };
 
   const open = (id: string): void => {
     window.location.hash = `#/s/${encodeURIComponent(id)}`;
     setCurrentId(id);
+    setSidebarOpen(false);
+  };
+
+  const backToSessions = (): void => {
+    const other = sessions.find((row) => row.id !== missingSession);
+    setMissingSession(undefined);
+    if (other !== undefined) open(other.id);
+    else {
+      window.location.hash = '';
+      setCurrentId(undefined);
+    }
+  };
+
+  const compact = async (): Promise<void> => {
+    if (currentId === undefined) return;
+    setCompacting(true);
+    setCompactFeedback(undefined);
+    try {
+      const answer = await api<{ result: CompactAnswer | null }>(
+        'POST',
+        `/api/sessions/${encodeURIComponent(currentId)}/compact`,
+        {},
+      );
+      setCompactFeedback(describeCompaction(answer.result));
+    } catch (error) {
+      report(error);
+    } finally {
+      setCompacting(false);
+    }
   };
 
   const createSession = async (): Promise<string | undefined> => {
@@ -144,7 +207,11 @@ export function App() {
     }
   };
 
-  const send = async (text: string, mode: 'followup' | 'steer'): Promise<boolean> => {
+  const send = async (
+    text: string,
+    mode: 'followup' | 'steer',
+    attachments: readonly Attachment[] = [],
+  ): Promise<boolean> => {
     const goal = /^\/goal(?:\s+([\s\S]*))?$/.exec(text.trim());
     if (goal !== null && (goal[1] ?? '').trim() === '') {
       report(
@@ -154,6 +221,8 @@ export function App() {
     }
     const sessionId = currentId ?? (await createSession());
     if (sessionId === undefined) return false;
+    // Sending means wanting to see the answer: follow the bottom again.
+    jumpToLatest();
     try {
       if (goal !== null) {
         // The server records the goal and queues its objective as a followup.
@@ -163,7 +232,14 @@ export function App() {
         return true;
       }
       // The stream reports what the message did (queued, claimed, running): no state from this answer.
-      await api('POST', `/api/sessions/${encodeURIComponent(sessionId)}/messages`, { text, mode });
+      const images = attachments.flatMap((attachment) =>
+        attachment.kind === 'image' ? [{ mediaType: attachment.mediaType, data: attachment.data }] : [],
+      );
+      await api('POST', `/api/sessions/${encodeURIComponent(sessionId)}/messages`, {
+        text: textWithFiles(text, attachments),
+        mode,
+        ...(images.length > 0 ? { images } : {}),
+      });
       return true;
     } catch (error) {
       report(error);
@@ -179,27 +255,24 @@ export function App() {
   const state = transcript.current;
   const pricing = (provider: string, model: string) =>
     models.find((row) => row.provider === provider && row.model === model)?.pricing;
-  const costOf = (routes: { provider: string; model: string; usage: Usage }[]): number | undefined => {
-    let total = 0;
-    for (const route of routes) {
-      const price = priceOf(route.usage, pricing(route.provider, route.model));
-      if (price === undefined) return undefined;
-      total += price;
-    }
-    return total;
-  };
+  // A cost is shown only when every response of the span has a known price.
+  const costOf = (cost: { usd: number; unpricedResponses: number }): number | undefined =>
+    cost.unpricedResponses === 0 ? cost.usd : undefined;
   const lastTurn = state.turns[state.turns.length - 1];
-  const allRoutes = state.turns.flatMap((turn) => turn.routes);
+  const pausedBudget = state.stateOf(budgetRecordView).paused;
   const status = live?.status ?? 'idle';
   const approval = live?.approvals[0];
   const paused =
-    state.pausedBudget !== undefined && state.pausedBudget.seq !== dismissedBudget && status === 'idle'
-      ? state.pausedBudget
+    pausedBudget !== undefined && pausedBudget.seq !== dismissedBudget && status === 'idle'
+      ? pausedBudget
       : undefined;
   const currentModel = live?.model ?? pickedModel ?? info?.defaultModel ?? undefined;
 
   return (
-    <div class="app">
+    <div class={`app ${sidebarOpen ? 'sidebar-open' : ''}`}>
+      {sidebarOpen && (
+        <div class="sidebar-backdrop" aria-hidden="true" onClick={() => setSidebarOpen(false)} />
+      )}
       <Sidebar
         sessions={sessions}
         currentId={currentId}
@@ -222,7 +295,10 @@ export function App() {
       <main class="main">
         <StatusBar
           status={status}
-          connection={currentId === undefined ? 'open' : connection}
+          connection={
+            currentId === undefined || missingSession !== undefined || authFailed ? 'open' : connection
+          }
+          onToggleSidebar={() => setSidebarOpen((value) => !value)}
           models={models}
           model={currentModel ?? undefined}
           onModel={(provider, model) => {
@@ -230,15 +306,18 @@ export function App() {
             if (currentId !== undefined) call('PUT', '/model', { provider, model });
           }}
           turnUsage={lastTurn?.usage}
-          turnCost={lastTurn !== undefined ? costOf(lastTurn.routes) : undefined}
-          sessionUsage={state.sessionUsage()}
-          sessionCost={costOf(allRoutes)}
+          turnCost={lastTurn !== undefined ? costOf(state.cost(pricing, lastTurn.turn)) : undefined}
+          sessionUsage={state.usage()}
+          sessionCost={costOf(state.cost(pricing))}
           onStop={() => call('POST', '/cancel', {})}
-          canCompact={info?.features.compaction === true && currentId !== undefined}
-          onCompact={() => call('POST', '/compact', {})}
+          canCompact={
+            info?.features.compaction === true && currentId !== undefined && missingSession === undefined
+          }
+          compacting={compacting}
+          onCompact={() => void compact()}
         />
         <GoalBudgetBar
-          goal={state.activeGoal}
+          goal={state.stateOf(goalRecordView).active}
           paused={paused}
           onClearGoal={() => call('DELETE', '/goal')}
           onRaiseAndContinue={(reached) => {
@@ -252,6 +331,21 @@ export function App() {
           }}
         />
         <div class="banners">
+          {authFailed && (
+            <div class="banner banner-error" role="alert" data-testid="auth-banner">
+              <span class="chip chip-code">UNAUTHORIZED</span> This page’s access token is not accepted (Rein
+              was restarted, or the link is old). Open the URL that <code>rein web</code> printed in its
+              terminal: it carries the current token.
+            </div>
+          )}
+          {compactFeedback !== undefined && (
+            <div class="banner banner-info" role="status" data-testid="compact-feedback">
+              {compactFeedback}
+              <button type="button" class="link" onClick={() => setCompactFeedback(undefined)}>
+                Dismiss
+              </button>
+            </div>
+          )}
           {banners.map((banner) => (
             <div key={banner.id} class="banner banner-error" role="alert" data-testid="api-error">
               <span class="chip chip-code">{banner.code}</span> {banner.message}
@@ -267,12 +361,27 @@ export function App() {
         </div>
         <div
           class="scroller"
+          ref={scroller}
+          data-testid="scroller"
           onScroll={(event) => {
             const element = event.currentTarget as HTMLDivElement;
-            stick.current = element.scrollHeight - element.scrollTop - element.clientHeight < 80;
+            const atBottom = element.scrollHeight - element.scrollTop - element.clientHeight < 80;
+            stick.current = atBottom;
+            if (showJump === atBottom) setShowJump(!atBottom);
           }}
         >
-          {currentId === undefined ? (
+          {missingSession !== undefined ? (
+            <div class="empty" data-testid="session-not-found">
+              <h2>Session not found</h2>
+              <p>
+                There is no session <code>{missingSession}</code> here: it may have been deleted, or the link
+                is from another Rein home.
+              </p>
+              <button type="button" class="primary" data-testid="back-to-sessions" onClick={backToSessions}>
+                Back to your sessions
+              </button>
+            </div>
+          ) : currentId === undefined ? (
             <div class="empty">
               <h1>Rein</h1>
               <p>
@@ -284,10 +393,18 @@ export function App() {
               </p>
             </div>
           ) : (
-            <TranscriptView items={state.items} onOpenSession={open} />
+            <TranscriptView
+              items={state.items}
+              onOpenSession={open}
+              onRetry={status === 'idle' ? (text) => void send(text, 'followup') : undefined}
+            />
           )}
-          <div ref={bottom} />
         </div>
+        {showJump && (
+          <button type="button" class="jump-latest" data-testid="jump-latest" onClick={jumpToLatest}>
+            Jump to latest ↓
+          </button>
+        )}
         <TodoList todos={state.todos} />
         <QueuePanel
           nextStep={live?.inbox.nextStep ?? []}
@@ -295,7 +412,15 @@ export function App() {
           onRemove={(id) => call('DELETE', `/inbox/${encodeURIComponent(id)}`)}
           onSendNow={(id) => call('POST', `/inbox/${encodeURIComponent(id)}/send-now`, {})}
         />
-        <Composer running={status === 'running'} disabled={false} onSend={send} />
+        <Composer
+          running={status === 'running'}
+          disabled={false}
+          acceptsImages={
+            models.find((row) => row.provider === currentModel?.provider && row.model === currentModel.model)
+              ?.images === true
+          }
+          onSend={send}
+        />
       </main>
       {approval !== undefined && (
         <ApprovalDialog
@@ -323,4 +448,18 @@ export function App() {
       )}
     </div>
   );
+}
+
+/** What `POST /compact` answers (the compaction plugin's result). */
+type CompactAnswer =
+  | { compacted: true; shadowedTokenCount: number; summaryTokenCount: number }
+  | { compacted: false; reason: string };
+
+function describeCompaction(result: CompactAnswer | null): string {
+  if (result === null) return 'Compaction did nothing: this server has no compaction for the session.';
+  if (result.compacted)
+    return `Compacted: ${result.shadowedTokenCount} tokens of older history became a ${result.summaryTokenCount}-token summary.`;
+  return result.reason === 'nothing-to-compact'
+    ? 'Nothing to compact: the history already fits what is kept verbatim.'
+    : `Nothing was compacted (${result.reason}).`;
 }

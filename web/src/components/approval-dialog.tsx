@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApprovalRequest } from '../types.ts';
-import { prettyArguments } from './tool-card-view.tsx';
+import { DiffView, prettyArguments } from './tool-card-view.tsx';
 
 /** The seed's approval dialog: tool, arguments, reason; allow once / for this session / deny; Stop in reach. */
 export function ApprovalDialog(props: {
@@ -37,7 +37,21 @@ export function ApprovalDialog(props: {
           Allow <code>{request.name}</code>?{props.count > 1 && <span class="chip">1 of {props.count}</span>}
         </h2>
         {request.reason !== undefined && <p class="reason">{request.reason}</p>}
-        <pre class="approval-args">{prettyArguments(request.arguments)}</pre>
+        {request.preview !== undefined ? (
+          <div class="approval-preview" data-testid="approval-preview">
+            <p class="preview-title">
+              {request.preview.created ? 'New file ' : 'Changes to '}
+              <code>{request.preview.path}</code>
+            </p>
+            <DiffView diff={request.preview.diff} />
+            <details class="tool-args">
+              <summary>Arguments</summary>
+              <pre class="approval-args">{prettyArguments(request.arguments)}</pre>
+            </details>
+          </div>
+        ) : (
+          <pre class="approval-args">{prettyArguments(request.arguments)}</pre>
+        )}
         {denying ? (
           <div class="deny-form">
             <label for="deny-reason">Why not? (the model reads this)</label>

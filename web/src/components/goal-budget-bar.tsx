@@ -1,10 +1,10 @@
-import type { ActiveGoal, PausedBudget } from '../transcript.ts';
 import { raisedMax } from '../budget-raise.ts';
-import { formatAmount, limitLabel } from '../transcript.ts';
+import type { GoalProgress, PausedBudget } from '../sdk.ts';
+import { budgetLimitLabel as limitLabel, formatBudgetAmount as formatAmount } from '../sdk.ts';
 
 /** The active goal (with "Clear goal") and, when a budget paused the work, "Raise limit and continue" / "Stop". */
 export function GoalBudgetBar(props: {
-  goal: ActiveGoal | undefined;
+  goal: GoalProgress | undefined;
   paused: PausedBudget | undefined;
   onClearGoal: () => void;
   onRaiseAndContinue: (paused: PausedBudget) => void;

@@ -1,5 +1,5 @@
 import type { ModelRow, Usage } from '../types.ts';
-import type { Todo } from '../transcript.ts';
+import type { Transcript } from '../sdk.ts';
 
 /** Status, connection, model picker, the token and cost meter, and Stop. */
 export function StatusBar(props: {
@@ -14,11 +14,23 @@ export function StatusBar(props: {
   sessionCost: number | undefined;
   onStop: () => void;
   canCompact: boolean;
+  compacting: boolean;
   onCompact: () => void;
+  onToggleSidebar: () => void;
 }) {
   const value = props.model !== undefined ? `${props.model.provider}/${props.model.model}` : '';
   return (
     <header class="status-bar">
+      <button
+        type="button"
+        class="menu-toggle"
+        data-testid="toggle-sidebar"
+        aria-label="Sessions"
+        title="Sessions"
+        onClick={props.onToggleSidebar}
+      >
+        ☰
+      </button>
       <span class={`status status-${props.status}`} data-testid="agent-status" data-status={props.status}>
         {props.status}
       </span>
@@ -55,11 +67,12 @@ export function StatusBar(props: {
       {props.canCompact && (
         <button
           type="button"
+          data-testid="compact"
           onClick={props.onCompact}
-          disabled={props.status === 'running'}
+          disabled={props.status === 'running' || props.compacting}
           title="Summarize older history to free context"
         >
-          Compact
+          {props.compacting ? 'Compacting…' : 'Compact'}
         </button>
       )}
       <button
@@ -76,7 +89,7 @@ export function StatusBar(props: {
 }
 
 /** The agent's todo list, when it keeps one. */
-export function TodoList({ todos }: { todos: readonly Todo[] | undefined }) {
+export function TodoList({ todos }: { todos: Transcript['todos'] }) {
   if (todos === undefined || todos.length === 0) return null;
   return (
     <aside class="todos" data-testid="todo-list">

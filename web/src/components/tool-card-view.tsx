@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { ToolCard } from '../transcript.ts';
+import type { ToolCard } from '../sdk.ts';
 
 const previewLines = 24;
 const previewChars = 3000;
@@ -24,7 +24,7 @@ export function ToolCardView({
   const args = prettyArguments(card.arguments);
   const summary = argumentSummary(card.arguments);
   const diff = diffOf(card.result?.meta);
-  const childSessionId = childSessionOf(card.result?.meta);
+  const childSessionId = card.childSessionId;
   const text = card.result?.text ?? '';
   const lines = text.split('\n');
   const long = lines.length > previewLines || text.length > previewChars;
@@ -118,11 +118,6 @@ function decisionLabel(decision: string): string {
     default:
       return decision;
   }
-}
-
-function childSessionOf(meta: unknown): string | undefined {
-  const id = (meta as { childSessionId?: unknown } | undefined)?.childSessionId;
-  return typeof id === 'string' && id !== '' ? id : undefined;
 }
 
 function diffOf(meta: unknown): string | undefined {

@@ -1,4 +1,11 @@
-import type { AssistantItem, TranscriptItem } from '../transcript.ts';
+import type {
+  AssistantItem,
+  CompactionItem,
+  LlmFailure,
+  RetryItem,
+  TranscriptItem,
+  TurnEndReason,
+} from '../sdk.ts';
 import { MarkdownView } from './markdown-view.tsx';
 import { ToolCardView } from './tool-card-view.tsx';
 
@@ -9,19 +16,115 @@ const sourceLabels: Record<string, string> = {
   goal: 'Goal',
 };
 
-/** The transcript: every item folded from the log, in order. */
+/** The transcript: every item folded from the log, in order; one banner per failure. */
 export function TranscriptView({
   items,
   onOpenSession,
+  onRetry,
 }: {
   items: readonly TranscriptItem[];
   onOpenSession?: (sessionId: string) => void;
+  /** Sends a failed turn's prompt again; absent while the agent runs. */
+  onRetry?: ((text: string) => void) | undefined;
 }) {
+  const failures = failurePlan(items);
   return (
     <div class="transcript" data-testid="transcript">
-      {items.map((item) => (
-        <ItemView key={item.key} item={item} onOpenSession={onOpenSession} />
-      ))}
+      {items.map((item) => {
+        const plan = failures.get(item);
+        if (plan === 'hidden') return null;
+        if (typeof plan === 'object' && plan.kind === 'retrying' && item.kind === 'request-failed')
+          return <RetryingView key={item.key} failure={item.failure} retry={plan.retry} />;
+        if (
+          typeof plan === 'object' &&
+          plan.kind === 'failed-turn' &&
+          item.kind === 'turn-end' &&
+          item.reason.kind === 'error'
+        )
+          return (
+            <FailedTurnView
+              key={item.key}
+              turn={item.turn}
+              failure={item.reason.error}
+              retries={plan.retries}
+              prompt={plan.prompt}
+              onRetry={onRetry}
+            />
+          );
+        return <ItemView key={item.key} item={item} onOpenSession={onOpenSession} />;
+      })}
+    </div>
+  );
+}
+
+type FailurePlan =
+  | 'hidden'
+  | 'banner'
+  | { kind: 'retrying'; retry: RetryItem }
+  | { kind: 'failed-turn'; retries: number; prompt: string | undefined };
+
+/**
+ * How failures show: a failed attempt followed by a retry is one "retrying" line (the retry's own item
+ * hidden); a failure that ended its turn shows once, as the turn's banner with the retry count.
+ */
+function failurePlan(items: readonly TranscriptItem[]): Map<TranscriptItem, FailurePlan> {
+  const plan = new Map<TranscriptItem, FailurePlan>();
+  const failedTurns = new Set<number>();
+  for (const item of items)
+    if (item.kind === 'turn-end' && item.reason.kind === 'error') failedTurns.add(item.turn);
+  let prompt: string | undefined;
+  let retries = 0;
+  items.forEach((item, index) => {
+    if (item.kind === 'turn-start') {
+      prompt = undefined;
+      retries = 0;
+    } else if (item.kind === 'user' && item.source === 'user') prompt = item.text;
+    else if (item.kind === 'request-failed') {
+      const next = items[index + 1];
+      if (next?.kind === 'retry') {
+        plan.set(item, { kind: 'retrying', retry: next });
+        plan.set(next, 'hidden');
+        retries += 1;
+      } else plan.set(item, failedTurns.has(item.turn) ? 'hidden' : 'banner');
+    } else if (item.kind === 'turn-end' && item.reason.kind === 'error')
+      plan.set(item, { kind: 'failed-turn', retries, prompt });
+  });
+  return plan;
+}
+
+function RetryingView({ failure, retry }: { failure: LlmFailure; retry: RetryItem }) {
+  return (
+    <div class="notice notice-retry" data-testid="retry-notice">
+      <span class="chip chip-code">{failure.code}</span> {failure.message} — retrying in{' '}
+      {Math.round(retry.delayMs / 100) / 10}s (automatic retry {retry.attempt})
+    </div>
+  );
+}
+
+function FailedTurnView(props: {
+  turn: number;
+  failure: LlmFailure;
+  retries: number;
+  prompt: string | undefined;
+  onRetry: ((text: string) => void) | undefined;
+}) {
+  const { prompt, onRetry } = props;
+  return (
+    <div class="banner banner-error" role="alert" data-testid="error-banner" data-turn-end="error">
+      <span class="chip chip-code">{props.failure.code}</span> Turn {props.turn} failed:{' '}
+      {props.failure.message}
+      <div class="banner-detail" data-testid="retry-state">
+        {props.retries === 0
+          ? 'Not retried automatically.'
+          : `Gave up after ${props.retries} automatic ${props.retries === 1 ? 'retry' : 'retries'}.`}
+      </div>
+      {prompt !== undefined && onRetry !== undefined && (
+        <div class="banner-actions">
+          <button type="button" data-testid="retry-turn" onClick={() => onRetry(prompt)}>
+            Retry
+          </button>
+        </div>
+      )}
     </div>
   );
 }
@@ -44,6 +147,14 @@ function ItemView({
             {item.message.content.map((block, index) =>
               block.type === 'text' ? (
                 <span key={index}>{block.text}</span>
+              ) : block.type === 'image' && block.data !== undefined ? (
+                <img
+                  key={index}
+                  class="user-image"
+                  data-testid="user-image"
+                  alt="attached image"
+                  src={`data:${block.mediaType};base64,${block.data}`}
+                />
               ) : (
                 <span key={index}>[{block.type}]</span>
               ),
@@ -56,7 +167,7 @@ function ItemView({
     case 'tool':
       return <ToolCardView card={item} onOpenSession={onOpenSession} />;
     case 'turn-end':
-      return <TurnEndView turn={item.turn} reason={item.reason} error={item.error} />;
+      return <TurnEndView turn={item.turn} reason={item.reason} />;
     case 'request-failed':
       return (
         <div class="banner banner-error" role="alert" data-testid="error-banner">
@@ -72,16 +183,52 @@ function ItemView({
         </div>
       );
     case 'cancelled':
-      return <div class="notice">{item.cause}</div>;
-    case 'notice':
-      return item.tag !== undefined ? (
-        <div class="notice notice-plugin" data-testid="plugin-notice" data-notice={item.tag}>
+      return <div class="notice">{item.text}</div>;
+    case 'compaction':
+      return <CompactionView item={item} />;
+    case 'record':
+      return (
+        <div
+          class={`notice notice-plugin tone-${item.tone}`}
+          data-testid="plugin-notice"
+          data-notice={item.type}
+        >
           {item.text}
         </div>
-      ) : (
-        <div class="notice">{item.text}</div>
+      );
+    case 'event':
+      return (
+        <details class="notice notice-event" data-testid="other-event">
+          <summary>
+            <code>{item.type}</code>
+          </summary>
+          <pre>{JSON.stringify(item.data, null, 2)}</pre>
+        </details>
       );
   }
+}
+
+function CompactionView({ item }: { item: CompactionItem }) {
+  const parts: string[] = [];
+  if (item.summary !== undefined)
+    parts.push(
+      `Earlier conversation was summarized: ${item.summary.shadowedTokens} → ${item.summary.summaryTokens} tokens.`,
+    );
+  if (item.prune !== undefined)
+    parts.push(
+      `${item.prune.results} oversized tool ${item.prune.results === 1 ? 'result was' : 'results were'} shortened: ` +
+        `${item.prune.shadowedTokens} → ${item.prune.prunedTokens} tokens.`,
+    );
+  if (item.error !== undefined)
+    parts.push(
+      `Compaction failed (${item.error.code}): ${item.error.message}. The conversation is unchanged.`,
+    );
+  if (item.state === 'running') parts.push('Compacting…');
+  return (
+    <div class="notice notice-compaction" data-testid="compaction-notice" data-state={item.state}>
+      {parts.join(' ')}
+    </div>
+  );
 }
 
 function AssistantView({ item }: { item: AssistantItem }) {
@@ -115,23 +262,15 @@ function AssistantView({ item }: { item: AssistantItem }) {
   );
 }
 
-function TurnEndView({
-  turn,
-  reason,
-  error,
-}: {
-  turn: number;
-  reason: string;
-  error?: { code: string; message: string } | undefined;
-}) {
-  if (reason === 'error' && error !== undefined) {
+function TurnEndView({ turn, reason }: { turn: number; reason: TurnEndReason }) {
+  if (reason.kind === 'error') {
     return (
-      <div class="banner banner-error" role="alert" data-testid="error-banner" data-turn-end={reason}>
-        <span class="chip chip-code">{error.code}</span> Turn {turn} failed: {error.message}
+      <div class="banner banner-error" role="alert" data-testid="error-banner" data-turn-end={reason.kind}>
+        <span class="chip chip-code">{reason.error.code}</span> Turn {turn} failed: {reason.error.message}
       </div>
     );
   }
-  const text: Record<string, string> = {
+  const text: Record<Exclude<TurnEndReason['kind'], 'error'>, string> = {
     completed: `Turn ${turn} completed`,
     aborted: `Turn ${turn} aborted — stopped before it finished`,
     interrupted: `Turn ${turn} interrupted — Rein exited while it ran; unfinished tool calls were closed`,
@@ -139,8 +278,8 @@ function TurnEndView({
     blocked: `Turn ${turn} was blocked by a plugin before the model saw it`,
   };
   return (
-    <div class={`turn-end reason-${reason}`} data-testid="turn-end" data-turn-end={reason}>
-      {text[reason] ?? `Turn ${turn} ended: ${reason}`}
+    <div class={`turn-end reason-${reason.kind}`} data-testid="turn-end" data-turn-end={reason.kind}>
+      {text[reason.kind]}
     </div>
   );
 }
