@@ -333,6 +333,7 @@ export class ChatScreen implements Component {
         approvals: chat.harness.approvals,
         sessionId: chat.agent.id,
         signal: controller.signal,
+        images: chat.acceptsImages(),
       });
       for (const outcome of outcomes) {
         if (outcome.attached) this.notice(`Attached ${outcome.display} (${outcome.bytes} bytes).`);

@@ -127,6 +127,16 @@ export class ChatSession {
     return this.harness.route;
   }
 
+  /** Whether the model of the next request accepts images. */
+  acceptsImages(): boolean {
+    try {
+      return this.harness.llm.prepare(this.currentRoute).model?.images === true;
+    } catch {
+      // A route that no longer prepares takes nothing.
+      return false;
+    }
+  }
+
   /** Sends a prompt: `next-step` steers the running turn, `next-turn` queues (or starts) a turn. */
   send(message: MessageInput, target: InboxTarget): void {
     if (target === 'next-step' && this.agent.status === 'running') this.agent.steer(message);

@@ -1,9 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { ApprovalService, ContentBlock, PathFact, PermissionMode, Workspace } from '../index.ts';
-import { evaluatePermission, readTextFile, runWithPathGrant, walkFiles } from '../index.ts';
+import { closeSync, readSync } from 'node:fs';
+import { extname } from 'node:path';
+import { evaluatePermission, openForReading, readTextFile, runWithPathGrant, walkFiles } from '../index.ts';
 
-/** The largest file a mention attaches. */
+/** The largest text file a mention attaches. */
 export const maxMentionBytes = 256 * 1024;
+/** The largest image a mention attaches. */
+export const maxImageBytes = 5 * 1024 * 1024;
+
+const imageTypes: Readonly<Record<string, string>> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+};
 
 /** The outcome of one `@path` mention. */
 export type MentionOutcome =
@@ -17,6 +29,8 @@ export interface MentionContext {
   readonly approvals: ApprovalService;
   readonly sessionId: string;
   readonly signal: AbortSignal;
+  /** Whether the model of the next request accepts images (`ModelInfo.images`). */
+  readonly images: boolean;
 }
 
 const mentionPattern = /(^|\s)@(?:"([^"]+)"|([^\s"]+))/g;
@@ -32,7 +46,8 @@ export function mentionedPaths(text: string): string[] {
 }
 
 /**
- * Attaches the mentioned files as text blocks after the prompt. Each mention is a read through the same
+ * Attaches the mentioned files after the prompt: text files as text blocks, images (png, jpeg, gif,
+ * webp) as image blocks when the model takes images. Each mention is a read through the same
  * confinement and policy as the read tools: resolved to its real path, refused when protected or invalid,
  * asked through the approvals seam when it lies outside the workspace (in every mode that asks), and
  * read with the bounds of the file tools. Mentions that cannot be attached are reported, never dropped
@@ -90,6 +105,24 @@ async function attachOne(
       return refused('DENIED', answer.reason ?? 'you denied reading it');
     }
   }
+  const mediaType = imageTypes[extname(resolved.real).toLowerCase()];
+  if (mediaType !== undefined) {
+    if (!context.images) {
+      return refused(
+        'IMAGES_UNSUPPORTED',
+        'the model of the next request does not take images (/model picks another)',
+      );
+    }
+    try {
+      const data = runWithPathGrant(verdict.grant, () => readImage(context.workspace, path));
+      return {
+        result: { path, attached: true, display: resolved.display, bytes: data.length },
+        block: { type: 'image', mediaType, data: data.toString('base64') },
+      };
+    } catch (error) {
+      return refused(codeOf(error), messageOf(error));
+    }
+  }
   try {
     const read = runWithPathGrant(verdict.grant, () => {
       const checked = context.workspace.check(path, 'read');
@@ -102,6 +135,33 @@ async function attachOne(
     };
   } catch (error) {
     return refused(codeOf(error), messageOf(error));
+  }
+}
+
+/** Reads an image through the workspace's confinement (rechecked at open, no symlink swapped in). */
+function readImage(workspace: Workspace, path: string): Buffer {
+  const opened = openForReading(workspace, workspace.check(path, 'read'));
+  try {
+    if (!opened.isFile)
+      throw Object.assign(new Error(`${path} is not a regular file`), { code: 'NOT_A_FILE' });
+    if (opened.size > maxImageBytes) {
+      throw Object.assign(
+        new Error(`${path} is ${opened.size} bytes, over the ${maxImageBytes}-byte limit`),
+        {
+          code: 'FILE_TOO_LARGE',
+        },
+      );
+    }
+    const buffer = Buffer.alloc(opened.size);
+    let read = 0;
+    while (read < buffer.length) {
+      const count = readSync(opened.fd, buffer, read, buffer.length - read, read);
+      if (count === 0) break;
+      read += count;
+    }
+    return buffer.subarray(0, read);
+  } finally {
+    closeSync(opened.fd);
   }
 }
 

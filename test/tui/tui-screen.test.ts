@@ -130,6 +130,45 @@ describe.skipIf(pty === undefined)('the TUI screen', () => {
   }, 120_000);
 });
 
+describe.skipIf(pty === undefined)('images in the TUI', () => {
+  it('an @image is attached when the model takes images, and refused with a reason when it does not', async () => {
+    fixture = await tuiFixture([{ text: 'A red pixel.' }, { text: 'No image this time.' }]);
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    writeFileSync(join(fixture.box.workspace, 'pixel.png'), png);
+    const tui = fixture.start(
+      [],
+      { cols: 100, rows: 30 },
+      {
+        OPENAI_API_KEY: 'sk-tui-test',
+        OPENAI_BASE_URL: fixture.server.url,
+        REIN_MODEL: 'openai/gpt-4o',
+      },
+    );
+    await tui.waitFor('Type a prompt');
+    tui.type('what is in @pixel.png');
+    tui.type(keys.enter);
+    const seen = await tui.waitFor('turn 1 · completed');
+    expect(seen).toContain(`Attached pixel.png (${png.length} bytes).`);
+    const first = JSON.stringify(fixture.server.requests[0]!.body);
+    expect(first).toContain(`data:image/png;base64,${png.toString('base64')}`);
+    tui.type('/model deepseek/deepseek-chat');
+    tui.type(keys.enter);
+    await tui.waitFor('Model: deepseek/deepseek-chat from the next request on.');
+    tui.type('and now @pixel.png');
+    tui.type(keys.enter);
+    const refused = await tui.waitFor('turn 2 · completed');
+    expect(refused).toMatch(
+      /@pixel\.png was not attached — IMAGES_UNSUPPORTED: the model of the next request does not\s+take\s+images/,
+    );
+    const second = fixture.server.requests[1]!.body as { messages: { role: string; content: unknown }[] };
+    expect(second.messages.at(-1)).toEqual({ role: 'user', content: 'and now @pixel.png' });
+    await quit(tui);
+  }, 120_000);
+});
+
 describe('rein without a terminal', () => {
   it('behaves as rein run: the prompt from stdin, the answer on stdout', async () => {
     fixture = await tuiFixture([]);
