@@ -254,12 +254,39 @@ export const doctorSpec: CommandSpec = {
   examples: ['rein doctor', 'REIN_HOME=/tmp/rein rein doctor --json'],
 };
 
+/** `rein chat` (also bare `rein`, `rein --continue`, `rein --resume <id>`). */
+export const chatSpec: CommandSpec = {
+  name: 'chat',
+  load: async () => (await import('./chat-command.ts')).chatCommand,
+  summary: 'Open the interactive terminal UI in this directory (the default command).',
+  usage: ['chat [options]', '(no command)', '--continue', '--resume <id>'],
+  maxPositionals: 0,
+  options: [
+    modelOption,
+    cwdOption,
+    approveOption,
+    { name: 'resume', type: 'string', value: 'id', description: 'Open the stored session with this id.' },
+    {
+      name: 'continue',
+      short: 'c',
+      type: 'boolean',
+      description: 'Open the latest session of this directory.',
+    },
+  ],
+  examples: ['rein', 'rein --continue', 'rein chat --model deepseek/deepseek-chat --approve auto-edit'],
+  notes: [
+    'Enter sends (while a turn runs it steers the turn at its next step); Alt+Enter or Ctrl-Q queues for the next turn; ' +
+      'Shift+Tab edits the queue; Esc stops the turn; Ctrl-C twice quits (the session stays resumable). /help lists the rest.',
+    'When stdin or stdout is not a terminal, rein behaves as rein run (the prompt is read from stdin).',
+  ],
+};
+
 /** `rein web`. */
 export const webSpec: CommandSpec = {
   name: 'web',
   load: async () => (await import('./web-command.ts')).webCommand,
-  summary: 'Start the local Web UI server and print its URL (the default command).',
-  usage: ['web [options]', '(no command)'],
+  summary: 'Start the local Web UI server and print its URL.',
+  usage: ['web [options]'],
   maxPositionals: 0,
   options: [
     {
@@ -273,7 +300,7 @@ export const webSpec: CommandSpec = {
     approveOption,
     storeOption,
   ],
-  examples: ['rein', 'rein web --port 8787 --cwd ~/src/project'],
+  examples: ['rein web', 'rein web --port 8787 --cwd ~/src/project'],
 };
 
 /** `rein mcp`. */
@@ -304,6 +331,7 @@ export const mcpSpec: CommandSpec = {
 
 /** Every command, in the order the general help lists them. */
 export const commandSpecs: readonly CommandSpec[] = [
+  chatSpec,
   runSpec,
   sessionsSpec,
   showSpec,

@@ -7,7 +7,8 @@ import type { CliIo } from './cli-io.ts';
 import { processIo } from './cli-io.ts';
 import type { CommandSpec } from './command-line.ts';
 import { parseCommand } from './command-line.ts';
-import { commandSpec, runSpec, webSpec } from './command-specs.ts';
+import { wantsChat } from './chat-arguments.ts';
+import { chatSpec, commandSpec, runSpec } from './command-specs.ts';
 import { commandHelp, generalHelp, shortUsage } from './help-text.ts';
 
 /** Runs the `rein` command line and resolves its exit code; errors are printed, never thrown. */
@@ -17,7 +18,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     const first = argv[0];
     let rest = argv.slice(1);
     if (first === undefined) {
-      spec = webSpec;
+      spec = chatSpec;
       rest = [];
     } else if (first === '--help' || first === '-h') {
       io.stdout.write(generalHelp());
@@ -42,7 +43,8 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
       if (!isRunOption) {
         throw new CliError('USAGE', `unknown option '${first}'`, { exitCode: exitCodes.usage, usageOf: '' });
       }
-      spec = runSpec;
+      // `rein --continue` / `rein --resume <id>` without a prompt open the chat.
+      spec = wantsChat(argv) ? chatSpec : runSpec;
       rest = [...argv];
     } else {
       spec = commandSpec(first);

@@ -330,7 +330,7 @@ export async function latestSessionIn(harness: ReinHarness, cwd: string): Promis
  * The workspace of the run: `--cwd` (or the current directory); for `--resume`, the session's own
  * workspace, since the tools are confined to it — a different explicit `--cwd` is refused.
  */
-async function workspaceFor(
+export async function workspaceFor(
   io: CliIo,
   option: string | undefined,
   resumeId: string | undefined,

@@ -43,6 +43,8 @@ export interface ModelInfo {
   reasoning?: boolean;
   /** The effort calls of this model use when they set none (a config `models` entry sets it). */
   reasoningEffort?: string;
+  /** True for a model that accepts images in user messages. */
+  images?: boolean;
   label?: string;
   /** True for a model that plays a script rather than calling a vendor. */
   demo?: boolean;

@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import type { Agent, ApprovalDecision, Harness, ModelInfo, SessionSummary } from '../index.ts';
+import type { Agent, ApprovalDecision, ContentBlock, Harness, ModelInfo, SessionSummary } from '../index.ts';
 import { HarnessError, summarizeSession } from '../internal.ts';
 import { goalBudgetRoutes } from './goal-budget-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
@@ -36,7 +36,13 @@ export interface Route {
   readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   readonly pattern: RegExp;
   readonly handler: Handler;
+  /** The largest JSON body this route reads, in bytes (1 MiB when omitted). */
+  readonly bodyLimit?: number;
 }
+
+/** Images a message may carry, and how large all of one message's images may be together (base64). */
+const imageTypes: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+const maxImageBytes = 20 * 1_048_576;
 
 const id = '([^/]+)';
 const sendModes = ['followup', 'steer', 'inject'] as const;
@@ -52,7 +58,12 @@ export const apiRoutes: readonly Route[] = [
   { method: 'POST', pattern: new RegExp(`^/api/sessions/${id}/resume$`), handler: resumeSession },
   { method: 'POST', pattern: new RegExp(`^/api/sessions/${id}/fork$`), handler: forkSession },
   { method: 'GET', pattern: new RegExp(`^/api/sessions/${id}/events$`), handler: sessionEvents },
-  { method: 'POST', pattern: new RegExp(`^/api/sessions/${id}/messages$`), handler: sendMessage },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/api/sessions/${id}/messages$`),
+    handler: sendMessage,
+    bodyLimit: maxImageBytes + 1_048_576,
+  },
   { method: 'GET', pattern: new RegExp(`^/api/sessions/${id}/inbox$`), handler: listInbox },
   { method: 'DELETE', pattern: new RegExp(`^/api/sessions/${id}/inbox/${id}$`), handler: removeQueued },
   { method: 'POST', pattern: new RegExp(`^/api/sessions/${id}/inbox/${id}/send-now$`), handler: sendNow },
@@ -206,7 +217,8 @@ async function sendMessage(
 ): Promise<ApiAnswer> {
   const fields = objectBody(body);
   const text = fields.text;
-  if (typeof text !== 'string' || text.trim() === '') {
+  const images = imagesOf(fields.images);
+  if (typeof text !== 'string' || (text.trim() === '' && images.length === 0)) {
     throw new HttpError(400, 'INVALID_REQUEST', 'text must be a non-empty string');
   }
   const mode = fields.mode ?? 'followup';
@@ -214,9 +226,27 @@ async function sendMessage(
     throw new HttpError(400, 'INVALID_REQUEST', `mode must be one of ${sendModes.join(', ')}`);
   }
   const agent = await context.live(sessionId!);
+  if (images.length > 0) {
+    const route = context.hub.routeOf(agent.id) ?? context.harness.defaultModel;
+    const accepts =
+      route !== undefined &&
+      context.harness.llm.adapter(route.provider)?.describeModel?.(route.model)?.images;
+    if (accepts !== true) {
+      const name = route !== undefined ? `${route.provider}/${route.model}` : 'this session’s model';
+      throw new HttpError(
+        400,
+        'IMAGES_UNSUPPORTED',
+        `${name} does not accept images; pick a model that does`,
+      );
+    }
+  }
   context.hub.keepApprover(agent.id);
+  const input: string | ContentBlock[] =
+    images.length === 0
+      ? text
+      : [...(text.trim() === '' ? [] : [{ type: 'text' as const, text }]), ...images];
   const message =
-    mode === 'steer' ? agent.steer(text) : mode === 'inject' ? agent.inject(text) : agent.followup(text);
+    mode === 'steer' ? agent.steer(input) : mode === 'inject' ? agent.inject(input) : agent.followup(input);
   return { status: 202, body: { message, state: context.hub.state(agent.id) } };
 }
 
@@ -476,4 +506,33 @@ function reasoningEffortField(fields: Record<string, unknown>): string | undefin
     );
   }
   return value;
+}
+
+/** The `images` of a message body: `{ mediaType, data }` with base64 data of an accepted image type. */
+function imagesOf(value: unknown): ContentBlock[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new HttpError(400, 'INVALID_REQUEST', 'images must be an array');
+  let bytes = 0;
+  return value.map((image: unknown, index) => {
+    const { mediaType, data } = (image ?? {}) as { mediaType?: unknown; data?: unknown };
+    if (typeof mediaType !== 'string' || !imageTypes.has(mediaType)) {
+      throw new HttpError(
+        400,
+        'INVALID_IMAGE',
+        `images[${index}].mediaType must be one of ${[...imageTypes].join(', ')}`,
+      );
+    }
+    if (typeof data !== 'string' || data === '' || !/^[A-Za-z0-9+/]+={0,2}$/.test(data)) {
+      throw new HttpError(400, 'INVALID_IMAGE', `images[${index}].data must be base64`);
+    }
+    bytes += data.length;
+    if (bytes > maxImageBytes) {
+      throw new HttpError(
+        413,
+        'IMAGES_TOO_LARGE',
+        `a message's images are limited to ${maxImageBytes} bytes of base64`,
+      );
+    }
+    return { type: 'image', mediaType, data };
+  });
 }

@@ -132,7 +132,7 @@ export async function startReinServer(options: ReinServerOptions): Promise<ReinS
         request.headers['content-length'] !== undefined && request.headers['content-length'] !== '0';
       if (method !== 'DELETE' || hasBody || request.headers['transfer-encoding'] !== undefined) {
         checkJsonBody(request);
-        body = await readJsonBody(request);
+        body = await readJsonBody(request, route.bodyLimit);
       }
     }
     const params = route.pattern.exec(path)!.slice(1).map(decodePathPart);

@@ -70,6 +70,7 @@ export async function serverFixture(
         label: 'Scripted test model',
         contextWindow: 64_000,
         pricing: { input: 1, output: 2 },
+        images: true,
       },
       'other-model': { label: 'Another scripted model', contextWindow: 32_000 },
     },

@@ -66,6 +66,8 @@ export interface ModelRow {
   pricing?: { input: number; cachedInput?: number; cacheWrite?: number; output: number };
   reasoning?: boolean;
   demo?: boolean;
+  /** True for a model that accepts images. */
+  images?: boolean;
 }
 
 /** What the settings panel shows. */

@@ -69,6 +69,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'gpt-5': {
       label: 'GPT-5',
+      images: true,
       contextWindow: 400_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -76,6 +77,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'gpt-5-mini': {
       label: 'GPT-5 mini',
+      images: true,
       contextWindow: 400_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -83,6 +85,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'gpt-5-nano': {
       label: 'GPT-5 nano',
+      images: true,
       contextWindow: 400_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -90,36 +93,42 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'gpt-4.1': {
       label: 'GPT-4.1',
+      images: true,
       contextWindow: 1_047_576,
       maxOutputTokens: 32_768,
       pricing: million(2, 0.5, 8),
     },
     'gpt-4.1-mini': {
       label: 'GPT-4.1 mini',
+      images: true,
       contextWindow: 1_047_576,
       maxOutputTokens: 32_768,
       pricing: million(0.4, 0.1, 1.6),
     },
     'gpt-4.1-nano': {
       label: 'GPT-4.1 nano',
+      images: true,
       contextWindow: 1_047_576,
       maxOutputTokens: 32_768,
       pricing: million(0.1, 0.025, 0.4),
     },
     'gpt-4o': {
       label: 'GPT-4o',
+      images: true,
       contextWindow: 128_000,
       maxOutputTokens: 16_384,
       pricing: million(2.5, 1.25, 10),
     },
     'gpt-4o-mini': {
       label: 'GPT-4o mini',
+      images: true,
       contextWindow: 128_000,
       maxOutputTokens: 16_384,
       pricing: million(0.15, 0.075, 0.6),
     },
     o3: {
       label: 'o3',
+      images: true,
       contextWindow: 200_000,
       maxOutputTokens: 100_000,
       reasoning: true,
@@ -127,6 +136,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'o4-mini': {
       label: 'o4-mini',
+      images: true,
       contextWindow: 200_000,
       maxOutputTokens: 100_000,
       reasoning: true,
@@ -171,6 +181,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-opus-4-5': {
       label: 'Claude Opus 4.5',
+      images: true,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -178,6 +189,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-opus-4-1': {
       label: 'Claude Opus 4.1',
+      images: true,
       contextWindow: 200_000,
       maxOutputTokens: 32_000,
       reasoning: true,
@@ -185,6 +197,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-opus-4-0': {
       label: 'Claude Opus 4',
+      images: true,
       contextWindow: 200_000,
       maxOutputTokens: 32_000,
       reasoning: true,
@@ -192,6 +205,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-sonnet-4-5': {
       label: 'Claude Sonnet 4.5',
+      images: true,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -199,6 +213,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-sonnet-4-0': {
       label: 'Claude Sonnet 4',
+      images: true,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -206,6 +221,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-3-7-sonnet': {
       label: 'Claude Sonnet 3.7',
+      images: true,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -213,6 +229,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-haiku-4-5': {
       label: 'Claude Haiku 4.5',
+      images: true,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -220,6 +237,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-3-5-haiku': {
       label: 'Claude Haiku 3.5',
+      images: true,
       contextWindow: 200_000,
       maxOutputTokens: 8_192,
       pricing: million(0.8, 0.08, 4, 1),

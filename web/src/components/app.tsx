@@ -3,6 +3,8 @@ import { ApiError, api } from '../api.ts';
 import { SessionConnection } from '../session-connection.ts';
 import { Transcript, budgetRecordView, defaultRecordViews, goalRecordView } from '../sdk.ts';
 import type { LiveState, ModelRow, SessionRow } from '../types.ts';
+import type { Attachment } from '../attachments.ts';
+import { textWithFiles } from '../attachments.ts';
 import { ApprovalDialog } from './approval-dialog.tsx';
 import { Composer } from './composer.tsx';
 import { raiseFor } from '../budget-raise.ts';
@@ -208,7 +210,11 @@ export function App() {
     }
   };
 
-  const send = async (text: string, mode: 'followup' | 'steer'): Promise<boolean> => {
+  const send = async (
+    text: string,
+    mode: 'followup' | 'steer',
+    attachments: readonly Attachment[] = [],
+  ): Promise<boolean> => {
     const goal = /^\/goal(?:\s+([\s\S]*))?$/.exec(text.trim());
     if (goal !== null && (goal[1] ?? '').trim() === '') {
       report(
@@ -229,7 +235,14 @@ export function App() {
         return true;
       }
       // The stream reports what the message did (queued, claimed, running): no state from this answer.
-      await api('POST', `/api/sessions/${encodeURIComponent(sessionId)}/messages`, { text, mode });
+      const images = attachments.flatMap((attachment) =>
+        attachment.kind === 'image' ? [{ mediaType: attachment.mediaType, data: attachment.data }] : [],
+      );
+      await api('POST', `/api/sessions/${encodeURIComponent(sessionId)}/messages`, {
+        text: textWithFiles(text, attachments),
+        mode,
+        ...(images.length > 0 ? { images } : {}),
+      });
       return true;
     } catch (error) {
       report(error);
@@ -405,7 +418,15 @@ export function App() {
           onRemove={(id) => call('DELETE', `/inbox/${encodeURIComponent(id)}`)}
           onSendNow={(id) => call('POST', `/inbox/${encodeURIComponent(id)}/send-now`, {})}
         />
-        <Composer running={status === 'running'} disabled={false} onSend={send} />
+        <Composer
+          running={status === 'running'}
+          disabled={false}
+          acceptsImages={
+            models.find((row) => row.provider === currentModel?.provider && row.model === currentModel.model)
+              ?.images === true
+          }
+          onSend={send}
+        />
       </main>
       {approval !== undefined && (
         <ApprovalDialog

@@ -149,6 +149,14 @@ function ItemView({
             {item.message.content.map((block, index) =>
               block.type === 'text' ? (
                 <span key={index}>{block.text}</span>
+              ) : block.type === 'image' && block.data !== undefined ? (
+                <img
+                  key={index}
+                  class="user-image"
+                  data-testid="user-image"
+                  alt="attached image"
+                  src={`data:${block.mediaType};base64,${block.data}`}
+                />
               ) : (
                 <span key={index}>[{block.type}]</span>
               ),
