@@ -184,8 +184,9 @@ export { ConfigError } from './config/config-error.ts';
 export type { ConfigErrorCode } from './config/config-error.ts';
 
 // The transcript: one typed fold of the log that every view reads.
-export { Transcript, describeCancelCause, describeFailure } from './transcript/transcript.ts';
-export type { TranscriptOptions, TranscriptCost, TranscriptPricing } from './transcript/transcript.ts';
+export { Transcript } from './transcript/transcript.ts';
+export type { TranscriptOptions, TranscriptCost } from './transcript/transcript.ts';
+export type { TranscriptPricing } from './transcript/transcript-parts.ts';
 export type * from './transcript/transcript-item.ts';
 export type { RecordNote, RecordView } from './session/record-view.ts';
 export { defaultRecordViews } from './record-views.ts';

@@ -5,7 +5,7 @@ import {
   clearGoal,
   compactSession,
   permissionModes,
-  priceOf,
+  costOfUsage,
   setGoal,
 } from '../internal.ts';
 import type { ChatSession } from './chat-session.ts';
@@ -272,7 +272,7 @@ function costReport(chat: ChatSession): string {
         price = undefined;
       }
       if (price === undefined) unknown = true;
-      else cost += priceOf(served.usage, price);
+      else cost += costOfUsage(served.usage, price);
     }
     total += cost;
     const usage = turn.usage;

@@ -1,5 +1,5 @@
 import type { PausedBudget, TranscriptItem, TranscriptPricing } from '../internal.ts';
-import { budgetRecordView, priceOf } from '../internal.ts';
+import { budgetRecordView, costOfUsage } from '../internal.ts';
 import { truncateToWidth, visibleWidth } from '@mariozechner/pi-tui';
 import type { ChatSession } from './chat-session.ts';
 import type { TuiTheme } from './tui-theme.ts';
@@ -49,7 +49,7 @@ export function statusFacts(chat: ChatSession, now: number): StatusFacts {
         turnCost = undefined;
         break;
       }
-      turnCost += priceOf(served.usage, price);
+      turnCost += costOfUsage(served.usage, price);
     }
   }
   const cost = transcript.cost(pricing);

@@ -1,6 +1,6 @@
 import type { ContentBlock, ToolCard, TranscriptItem, TurnEndReason } from '../internal.ts';
 import type { ScreenItem } from './screen-item.ts';
-import { describeFailure, textOf } from '../internal.ts';
+import type { LlmFailure } from '../internal.ts';
 import { truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui';
 import { MarkdownLines } from './markdown-lines.ts';
 import type { TuiTheme } from './tui-theme.ts';
@@ -131,7 +131,7 @@ export class TranscriptLines {
       .filter((block) => block.type === 'reasoning')
       .map((block) => (block.type === 'reasoning' ? block.text : ''))
       .join('');
-    const text = textOf(item.blocks);
+    const text = textOfBlocks(item.blocks);
     const thinkingNow = item.streaming && text === '' && reasoning !== '';
     if (reasoning.trim() !== '') {
       if (thinkingNow) {
@@ -289,4 +289,12 @@ function oneLine(text: string): string {
 
 function describeBlocks(content: readonly ContentBlock[]): string {
   return content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join(' ');
+}
+
+function describeFailure(failure: LlmFailure): string {
+  return `${failure.code}: ${failure.message.replace(/\s*\n\s*/g, ' ').trim()}`;
+}
+
+function textOfBlocks(blocks: readonly ContentBlock[]): string {
+  return blocks.map((block) => (block.type === 'text' ? block.text : '')).join('');
 }
