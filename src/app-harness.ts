@@ -27,6 +27,7 @@ import { agentsMdPlugin } from './prompt/index.ts';
 import type { PricingLookup, SessionStore } from './session/index.ts';
 import { DiskSessionStore } from './session/stores/index.ts';
 import type { Tool } from './tools/index.ts';
+import type { EditorFiles } from './tools/builtin/index.ts';
 import { builtinTools } from './tools/builtin/index.ts';
 
 /** Options of `createReinHarness`. */
@@ -55,6 +56,8 @@ export interface ReinHarnessOptions {
   plugins?: readonly HarnessPlugin[];
   /** Bound of the rolling pool of parallel tool calls; 10 by default. */
   maxParallelToolCalls?: number;
+  /** An editor the built-in file tools read and write through, for the sessions it serves. */
+  editorFiles?: EditorFiles;
 }
 
 /** A provider/model pair. */
@@ -254,7 +257,11 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     ...(options.plugins ?? []),
   ];
   const tools: Tool<never>[] = [
-    ...builtinTools({ workspace: cwd, reinHome: home }),
+    ...builtinTools({
+      workspace: cwd,
+      reinHome: home,
+      ...(options.editorFiles !== undefined ? { editorFiles: options.editorFiles } : {}),
+    }),
     ...(options.tools ?? []),
   ];
   // Session costs are priced through the registered adapters, which exist only once the harness does.

@@ -312,7 +312,11 @@ export class ToolPipeline {
       callId: call.callId,
       decision: decision.decision,
     };
-    if (decision.decision === 'deny' && decision.reason !== undefined) decided.reason = decision.reason;
+    if (
+      (decision.decision === 'deny' || decision.decision === 'deny-session') &&
+      decision.reason !== undefined
+    )
+      decided.reason = decision.reason;
     session.append('tool/approval-decided', decided);
     switch (decision.decision) {
       case 'allow-once':
@@ -321,6 +325,7 @@ export class ToolPipeline {
       case 'aborted':
         return { kind: 'deny', reason: 'tool call aborted while waiting for approval' };
       case 'deny':
+      case 'deny-session':
         return {
           kind: 'deny',
           reason: noApprover

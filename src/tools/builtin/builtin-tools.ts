@@ -1,6 +1,6 @@
 import type { Tool } from '../tool.ts';
 import { createBashTool } from './bash-tool.ts';
-import type { BuiltinSettings } from './builtin-settings.ts';
+import type { BuiltinSettings, EditorFiles } from './builtin-settings.ts';
 import type { OutputLimit } from './bounded-output.ts';
 import { createEditFileTool } from './edit-file-tool.ts';
 import { createGlobTool } from './glob-tool.ts';
@@ -28,6 +28,8 @@ export interface BuiltinToolsOptions {
   bashMaxTimeoutMs?: number;
   /** Files above this size are not read whole by edit_file and grep (10 MiB). */
   maxFileBytes?: number;
+  /** An editor the file tools read and write through for the sessions it serves. */
+  editorFiles?: EditorFiles;
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {
@@ -54,6 +56,7 @@ export function builtinTools(options: BuiltinToolsOptions): Tool[] {
     bashTimeoutMs: Math.min(positive(options.bashTimeoutMs, 120_000, 'bashTimeoutMs'), bashMaxTimeoutMs),
     bashMaxTimeoutMs,
     maxFileBytes: positive(options.maxFileBytes, 10 * 1024 * 1024, 'maxFileBytes'),
+    ...(options.editorFiles !== undefined ? { editorFiles: options.editorFiles } : {}),
   };
   const tools: Tool<never>[] = [
     createReadFileTool(settings),

@@ -3,8 +3,7 @@ import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
-import { boundForModel, pathArgument } from './builtin-settings.ts';
-import { readTextFile, writeTextFile } from './file-access.ts';
+import { boundForModel, pathArgument, readCheckedText, writeCheckedText } from './builtin-settings.ts';
 
 /** Arguments of `edit_file`. */
 export interface EditFileArgs {
@@ -49,12 +48,13 @@ export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs
       additionalProperties: false,
     },
     paths: (args) => pathArgument(args),
-    execute(args) {
+    edits: (args) => [{ path: args.path, oldText: args.old_string, newText: args.new_string }],
+    async execute(args, context) {
       if (args.old_string === args.new_string) {
         throw new ToolError('NO_CHANGE', 'old_string and new_string are identical; nothing to change');
       }
       const checked = workspace.check(args.path, 'write');
-      const before = readTextFile(workspace, checked, settings.maxFileBytes).text;
+      const before = await readCheckedText(settings, checked, settings.maxFileBytes, context);
       const count = occurrences(before, args.old_string);
       if (count === 0) {
         throw new ToolError(
@@ -76,7 +76,7 @@ export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs
         const index = before.indexOf(args.old_string);
         after = before.slice(0, index) + args.new_string + before.slice(index + args.old_string.length);
       }
-      writeTextFile(workspace, checked, after);
+      await writeCheckedText(settings, checked, after, context);
       const diff = createTwoFilesPatch(checked.display, checked.display, before, after);
       const hunks = diff.split('\n').slice(2).join('\n');
       const shown =

@@ -44,7 +44,7 @@ export function createReadFileTool(settings: BuiltinSettings): Tool<ReadFileArgs
     },
     paths: (args) => pathArgument(args),
     isConcurrencySafe: () => true,
-    execute(args, context) {
+    async execute(args, context) {
       const checked = workspace.check(args.path, 'read');
       const offset = args.offset ?? 1;
       const limit = args.limit ?? defaultReadLineLimit;
@@ -58,20 +58,32 @@ export function createReadFileTool(settings: BuiltinSettings): Tool<ReadFileArgs
           );
         }
         if (!opened.isFile) throw new ToolError('NOT_A_FILE', `${args.path} is not a regular file`);
-        const window = readWindow(opened.fd, offset, limit, byteBudget, context.signal);
+        // An editor serving the session answers with its buffer (unsaved changes included).
+        const editor = await settings.editorFiles?.readTextFile(checked.real, context);
+        const source = editor !== undefined ? Buffer.from(editor) : undefined;
+        const size = source?.length ?? opened.size;
+        const window = readWindow(
+          source !== undefined
+            ? (buffer, position) => source.copy(buffer, 0, position, position + buffer.length)
+            : (buffer, position) => readSync(opened.fd, buffer, 0, buffer.length, position),
+          offset,
+          limit,
+          byteBudget,
+          context.signal,
+        );
         if (window.binary) {
           throw new ToolError(
             'BINARY_FILE',
-            `${args.path} is a binary file (${opened.size} bytes); read_file shows text files only`,
+            `${args.path} is a binary file (${size} bytes); read_file shows text files only`,
           );
         }
         const meta = {
           path: checked.display,
-          bytes: opened.size,
+          bytes: size,
           startLine: offset,
           endLine: window.lastLine,
         };
-        if (opened.size === 0) return { content: `${checked.display} is empty.`, meta };
+        if (size === 0) return { content: `${checked.display} is empty.`, meta };
         if (window.lines.length === 0) {
           return {
             content: `${checked.display} has ${window.seenLines} lines; offset ${offset} is past the end.`,
@@ -82,7 +94,7 @@ export function createReadFileTool(settings: BuiltinSettings): Tool<ReadFileArgs
         if (window.more) {
           const reason = window.stoppedByBytes ? 'the output cap was reached' : `the limit of ${limit} lines`;
           footer =
-            `\n(showing lines ${offset}-${window.lastLine} of a ${opened.size}-byte file; ${reason}. ` +
+            `\n(showing lines ${offset}-${window.lastLine} of a ${size}-byte file; ${reason}. ` +
             `Continue with offset=${window.lastLine + 1}.)`;
         }
         return { content: window.lines.join('\n') + footer, meta };
@@ -104,7 +116,7 @@ interface ReadWindow {
 
 // Streams the file line by line, keeping only the requested window, so huge files cost only what is shown.
 function readWindow(
-  fd: number,
+  readAt: (buffer: Buffer, position: number) => number,
   offset: number,
   limit: number,
   byteBudget: number,
@@ -154,7 +166,7 @@ function readWindow(
   };
   while (!done) {
     if (signal.aborted) throw new ToolError('ABORTED', 'read_file was aborted');
-    const count = readSync(fd, buffer, 0, buffer.length, position);
+    const count = readAt(buffer, position);
     if (position === 0 && looksBinary(buffer.subarray(0, Math.min(count, binarySniffBytes)))) {
       window.binary = true;
       return window;

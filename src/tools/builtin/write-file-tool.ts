@@ -2,8 +2,8 @@ import { createTwoFilesPatch } from 'diff';
 import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
-import { pathArgument } from './builtin-settings.ts';
-import { existingFile, readTextFile, writeTextFile } from './file-access.ts';
+import { pathArgument, readCheckedText, writeCheckedText } from './builtin-settings.ts';
+import { existingFile } from './file-access.ts';
 import { ToolError } from '../tool-error.ts';
 
 /** Arguments of `write_file`. */
@@ -34,13 +34,14 @@ export function createWriteFileTool(settings: BuiltinSettings): Tool<WriteFileAr
       additionalProperties: false,
     },
     paths: (args) => pathArgument(args),
-    execute(args) {
+    edits: (args) => [{ path: args.path, newText: args.content }],
+    async execute(args, context) {
       const checked = workspace.check(args.path, 'write');
       const existed = existingFile(workspace, checked);
       let before: string | undefined;
       if (existed) {
         try {
-          before = readTextFile(workspace, checked, maxDiffBytes).text;
+          before = await readCheckedText(settings, checked, maxDiffBytes, context);
         } catch (error) {
           // A binary or huge previous version is still replaced; only its diff is left out.
           if (
@@ -50,7 +51,7 @@ export function createWriteFileTool(settings: BuiltinSettings): Tool<WriteFileAr
             throw error;
         }
       }
-      const bytes = writeTextFile(workspace, checked, args.content);
+      const bytes = await writeCheckedText(settings, checked, args.content, context);
       const lines =
         args.content === '' ? 0 : args.content.split('\n').length - (args.content.endsWith('\n') ? 1 : 0);
       const meta: { path: string; created: boolean; bytes: number; diff?: string } = {
