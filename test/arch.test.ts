@@ -21,9 +21,9 @@ const allowed: Record<string, readonly string[]> = {
 };
 
 // Front ends see only the public SDK barrels (and the CLI may start the server: `rein web`).
-const publicOnly = new Set(['cli', 'server']);
+const publicOnly = new Set(['cli', 'server', 'acp']);
 const publicBarrels = new Set(['index.ts', 'testing/index.ts']);
-const frontEndExtras: Record<string, readonly string[]> = { cli: ['server/index.ts'] };
+const frontEndExtras: Record<string, readonly string[]> = { cli: ['server/index.ts', 'acp/index.ts'] };
 
 function sourceFiles(directory: string): string[] {
   const files: string[] = [];

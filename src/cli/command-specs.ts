@@ -224,6 +224,29 @@ export const webSpec: CommandSpec = {
   examples: ['rein', 'rein web --port 8787 --cwd ~/src/project'],
 };
 
+/** `rein acp`. */
+export const acpSpec: CommandSpec = {
+  name: 'acp',
+  summary: 'Serve an editor (Zed, JetBrains, Neovim…) over the Agent Client Protocol on stdin/stdout.',
+  usage: ['acp [options]'],
+  maxPositionals: 0,
+  options: [
+    modelOption,
+    {
+      name: 'approve',
+      type: 'string',
+      value: 'mode',
+      description:
+        'The approval mode new sessions start in (ask by default); the editor can switch it per session.',
+    },
+  ],
+  examples: ['rein acp', 'rein acp --model deepseek/deepseek-chat --approve auto-edit'],
+  notes: [
+    'Started by the editor, not by hand: stdout carries only protocol messages; notices and errors go to stderr.',
+    "Each session works in the directory the editor sends as its cwd. See docs/editors.md for Zed's settings.",
+  ],
+};
+
 /** Every command, in the order the general help lists them. */
 export const commandSpecs: readonly CommandSpec[] = [
   runSpec,
@@ -234,6 +257,7 @@ export const commandSpecs: readonly CommandSpec[] = [
   rmSpec,
   doctorSpec,
   webSpec,
+  acpSpec,
 ];
 
 /** The spec of a command name, if it exists. */

@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { HarnessError } from '../index.ts';
 import { CliError, exitCodes } from './cli-error.ts';
@@ -7,10 +7,12 @@ import { processIo } from './cli-io.ts';
 import type { CommandSpec } from './command-line.ts';
 import { parseCommand } from './command-line.ts';
 import { commandSpec, runSpec, webSpec } from './command-specs.ts';
+import { acpCommand } from './acp-command.ts';
 import { doctorCommand } from './doctor-command.ts';
 import { commandHelp, generalHelp, shortUsage } from './help-text.ts';
 import { runCommand } from './run-command.ts';
 import { compactCommand, forkCommand, rmCommand, sessionsCommand, showCommand } from './session-commands.ts';
+import { reinVersion } from './version.ts';
 import { webCommand } from './web-command.ts';
 
 type CommandHandler = (parsed: ReturnType<typeof parseCommand>, io: CliIo) => Promise<number>;
@@ -24,6 +26,7 @@ const handlers: Readonly<Record<string, CommandHandler>> = {
   rm: rmCommand,
   doctor: doctorCommand,
   web: webCommand,
+  acp: acpCommand,
 };
 
 /** Runs the `rein` command line and resolves its exit code; errors are printed, never thrown. */
@@ -39,7 +42,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
       io.stdout.write(generalHelp());
       return exitCodes.ok;
     } else if (first === '--version' || first === '-V') {
-      io.stdout.write(`${version()}\n`);
+      io.stdout.write(`${reinVersion()}\n`);
       return exitCodes.ok;
     } else if (first === 'help') {
       const topic = argv[1] === undefined ? undefined : commandSpec(argv[1]);
@@ -101,16 +104,6 @@ export function reportError(error: unknown, io: CliIo, spec?: CommandSpec): numb
 
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
-}
-
-function version(): string {
-  try {
-    const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-    return (JSON.parse(text) as { version?: string }).version ?? 'unknown';
-  } catch {
-    // A missing package.json (an unusual install) only loses the version number.
-    return 'unknown';
-  }
 }
 
 // Run when executed directly (bin/rein.js, `tsx src/cli/main.ts`), not when imported.
