@@ -24,3 +24,5 @@ export * from './plugins/permissions/index.ts';
 export * from './plugins/budgets/index.ts';
 export * from './plugins/retry/index.ts';
 export * from './config/index.ts';
+export * from './transcript/index.ts';
+export * from './record-views.ts';

@@ -18,6 +18,8 @@ const allowed: Record<string, readonly string[]> = {
   plugins: ['agent', 'prompt', 'tools', 'session', 'llm', 'hooks'],
   config: ['providers', 'llm', 'hooks'],
   testing: ['providers', 'llm', 'session', 'hooks'],
+  // The transcript fold is bundled into the browser: it imports only types from below it.
+  transcript: ['session', 'llm', 'hooks'],
 };
 
 // Front ends see only the public SDK barrels (and the CLI may start the server: `rein web`).

@@ -8,3 +8,4 @@ export * from './session-store.ts';
 export * from './session-summary.ts';
 export * from './stores/memory-session-store.ts';
 export * from './surface.ts';
+export * from './record-view.ts';

@@ -76,6 +76,12 @@ export interface SessionEvent<Type extends SessionEventType = SessionEventType> 
   readonly sourceEventSeqs?: readonly number[];
 }
 
+/**
+ * Every durable event as a discriminated union on `type`: `event.type === 'tool/result'` narrows
+ * `event.data`. Event types that modules add to `SessionEventMap` by declaration merging join it.
+ */
+export type DurableEvent = { [Type in SessionEventType]: SessionEvent<Type> }[SessionEventType];
+
 /** A log entry whose type this code may not know (as read from storage). */
 export interface AnySessionEvent {
   readonly type: string;
@@ -118,6 +124,11 @@ export function registerSessionEventTypes(types: Iterable<string>): void {
 /** True when a durable event type has been registered by some module. */
 export function isKnownSessionEventType(type: string): boolean {
   return knownTypes.has(type);
+}
+
+/** Narrows a stored event to the typed union when its type is registered (known to this process). */
+export function isDurableEvent(event: AnySessionEvent): event is DurableEvent {
+  return knownTypes.has(event.type);
 }
 
 /** Narrows an event to a type. */

@@ -1,0 +1,2 @@
+export * from './transcript.ts';
+export * from './transcript-item.ts';

@@ -1,0 +1,588 @@
+import type { ContentBlock, LlmFailure, ModelInfo, TokenUsage, UserMessage } from '../llm/index.ts';
+import type { AnySessionEvent, DurableEvent, RecordView, SessionEventMap } from '../session/index.ts';
+import type {
+  AssistantItem,
+  CancelCause,
+  CompactionItem,
+  ToolCard,
+  TranscriptActivity,
+  TranscriptItem,
+  TurnUsage,
+} from './transcript-item.ts';
+
+/** Options of a `Transcript`. */
+export interface TranscriptOptions {
+  /** How modules' records read (e.g. `defaultRecordViews`); records without a view become `event` items. */
+  readonly views?: readonly RecordView[];
+}
+
+/** A model's prices, per million tokens, as the catalog reports them. */
+export type TranscriptPricing = NonNullable<ModelInfo['pricing']>;
+
+/** The cost of a transcript's responses. */
+export interface TranscriptCost {
+  /** US dollars over the responses whose model has a price. */
+  readonly usd: number;
+  /** Responses with usage whose model has no known price. */
+  readonly unpricedResponses: number;
+}
+
+// Events that change no item and no state of a transcript (envelopes, boundaries, inbox bookkeeping).
+const quietTypes: ReadonlySet<string> = new Set([
+  'step/start',
+  'request/header',
+  'request/context',
+  'agent/inbox/spliced',
+  'session/end-seed',
+  'llm/retry-started',
+]);
+
+type Mutable<T> = { -readonly [Key in keyof T]: T[Key] };
+
+/**
+ * The transcript of a session, folded from its durable log one event at a time (feed it a whole log or
+ * live `session/event`s): turns, messages, streaming answers and reasoning, tool cards with approval and
+ * result, failures, retries, cancellations, compactions, module records, todos and usage. A pure
+ * function of the events in seq order, so a reload (or another tab) folds to the same transcript.
+ */
+export class Transcript {
+  /** The next seq this transcript expects; earlier events are ignored as repeats. */
+  nextSeq = 0;
+  /** The turn that has started and not ended. */
+  openTurn: number | undefined;
+  /** The agent's task list after the latest `todo/write`. */
+  todos: readonly { content: string; status: 'pending' | 'in_progress' | 'completed' }[] | undefined;
+  activity: TranscriptActivity = { kind: 'idle' };
+  readonly #items: TranscriptItem[] = [];
+  readonly #turns: Mutable<TurnUsage>[] = [];
+  readonly #tools = new Map<string, ToolCard>();
+  readonly #streams = new Map<string, AssistantItem>();
+  readonly #compactions = new Map<string, CompactionItem>();
+  readonly #views: readonly RecordView[];
+  readonly #viewByType = new Map<string, RecordView>();
+  readonly #states = new Map<RecordView, unknown>();
+  #touched: TranscriptItem[] = [];
+
+  constructor(options: TranscriptOptions = {}) {
+    this.#views = options.views ?? [];
+    for (const view of this.#views) {
+      this.#states.set(view, view.initialState);
+      for (const type of view.types) this.#viewByType.set(type, view);
+    }
+  }
+
+  /** A transcript of a whole log. */
+  static of(events: Iterable<AnySessionEvent>, options: TranscriptOptions = {}): Transcript {
+    const transcript = new Transcript(options);
+    for (const event of events) transcript.apply(event);
+    return transcript;
+  }
+
+  /** The items in log order (items change in place as later events arrive: streams, tool cards…). */
+  get items(): readonly TranscriptItem[] {
+    return this.#items;
+  }
+
+  /** Tokens per turn, in turn order. */
+  get turns(): readonly TurnUsage[] {
+    return this.#turns;
+  }
+
+  /**
+   * Applies one event; returns the items it added or changed (possibly none), or undefined (changing
+   * nothing) for an event already applied.
+   */
+  apply(event: AnySessionEvent): readonly TranscriptItem[] | undefined {
+    if (event.seq < this.nextSeq) return undefined;
+    this.nextSeq = event.seq + 1;
+    this.#touched = [];
+    const typed = event as DurableEvent;
+    for (const view of this.#views) {
+      if (view.reduce !== undefined) this.#states.set(view, view.reduce(this.#states.get(view), typed));
+    }
+    const view = this.#viewByType.get(event.type);
+    if (view !== undefined) {
+      const note = view.describe(typed, this.#states.get(view));
+      if (note !== undefined) {
+        this.#add({
+          kind: 'record',
+          key: `g${event.seq}`,
+          seq: event.seq,
+          type: event.type,
+          data: event.data,
+          text: note.text,
+          tone: note.tone,
+        });
+      }
+    } else {
+      this.#apply(typed);
+    }
+    return this.#touched;
+  }
+
+  /** A record view's state after the events applied so far (e.g. the active goal). */
+  stateOf<State>(view: RecordView<State>): State {
+    return (
+      this.#states.has(view as RecordView) ? this.#states.get(view as RecordView) : view.initialState
+    ) as State;
+  }
+
+  /** The tool card of a call, once the log has shown it. */
+  toolCard(callId: string): ToolCard | undefined {
+    return this.#tools.get(callId);
+  }
+
+  /** Tokens of the whole session. */
+  usage(): TurnUsage['usage'] {
+    const total = emptyUsage();
+    for (const turn of this.#turns) addUsage(total, turn.usage);
+    return total;
+  }
+
+  /** The session's cost at the given prices (provider/model → price per million tokens). */
+  cost(pricing: (provider: string, model: string) => TranscriptPricing | undefined): TranscriptCost {
+    let usd = 0;
+    let unpricedResponses = 0;
+    for (const turn of this.#turns) {
+      for (const route of turn.routes) {
+        const price = pricing(route.provider, route.model);
+        if (price === undefined) unpricedResponses += 1;
+        else usd += priceOf(route.usage, price);
+      }
+    }
+    return { usd, unpricedResponses };
+  }
+
+  #apply(event: DurableEvent): void {
+    switch (event.type) {
+      case 'turn/start':
+        this.openTurn = event.data.turn;
+        this.activity = { kind: 'waiting' };
+        this.#add({ kind: 'turn-start', key: `t${event.seq}`, seq: event.seq, turn: event.data.turn });
+        break;
+      case 'turn/end':
+        this.#turnEnd(event);
+        break;
+      case 'step/start':
+        this.activity = { kind: 'waiting' };
+        break;
+      case 'step/end':
+        this.#closeStreams(event.data.turn, event.data.step);
+        break;
+      case 'user/message':
+        this.#user(event);
+        break;
+      case 'assistant/chunk':
+        this.#chunk(event);
+        break;
+      case 'assistant/message':
+        this.#assistant(event);
+        break;
+      case 'tool/call':
+        this.#toolCall(event);
+        break;
+      case 'tool/approval-requested': {
+        const card = this.#tools.get(event.data.callId);
+        this.activity = { kind: 'approval', name: event.data.name };
+        if (card === undefined) break;
+        card.state = 'awaiting-approval';
+        card.approval = {
+          requestId: event.data.requestId,
+          ...(event.data.reason !== undefined ? { reason: event.data.reason } : {}),
+        };
+        this.#touch(card);
+        break;
+      }
+      case 'tool/approval-decided': {
+        const card = this.#tools.get(event.data.callId);
+        if (card?.approval === undefined) break;
+        card.approval.decision = event.data.decision;
+        if (event.data.reason !== undefined) card.approval.decisionReason = event.data.reason;
+        if (card.state === 'awaiting-approval') card.state = 'running';
+        this.activity =
+          event.data.decision === 'deny' ? { kind: 'waiting' } : { kind: 'tool', name: card.name };
+        this.#touch(card);
+        break;
+      }
+      case 'tool/result':
+        this.#toolResult(event);
+        break;
+      case 'request/failed':
+        this.#add({
+          kind: 'request-failed',
+          key: `f${event.seq}`,
+          seq: event.seq,
+          turn: event.data.turn,
+          step: event.data.step,
+          failure: event.data.failure,
+        });
+        break;
+      case 'llm/retry': {
+        // The spec's record names the attempt `retry`; Rein's plugin writes `attempt`.
+        const data = event.data as SessionEventMap['llm/retry'] & { retry?: number };
+        this.#add({
+          kind: 'retry',
+          key: `r${event.seq}`,
+          seq: event.seq,
+          turn: data.turn,
+          step: data.step,
+          attempt: data.attempt ?? data.retry ?? 1,
+          delayMs: data.delayMs,
+          failure: data.failure,
+        });
+        break;
+      }
+      case 'agent/cancelled':
+        this.#add({
+          kind: 'cancelled',
+          key: `c${event.seq}`,
+          seq: event.seq,
+          cause: event.data.cause,
+          text: describeCancelCause(event.data.cause),
+        });
+        break;
+      case 'todo/write':
+        this.todos = event.data.todos.map((todo) => ({ content: todo.content, status: todo.status }));
+        break;
+      case 'compaction/start': {
+        const item: CompactionItem = {
+          kind: 'compaction',
+          key: `m${event.seq}`,
+          seq: event.seq,
+          compactionId: event.data.compactionId,
+          trigger: event.data.trigger,
+          state: 'running',
+        };
+        this.#compactions.set(item.compactionId, item);
+        this.activity = { kind: 'compacting' };
+        this.#add(item);
+        break;
+      }
+      case 'compaction/summary': {
+        const item = this.#compaction(event.seq, event.data.compactionId);
+        item.summary = {
+          shadowedTokens: event.data.shadowedTokenCount,
+          summaryTokens: event.data.summaryTokenCount,
+        };
+        this.#touch(item);
+        break;
+      }
+      case 'compaction/prune': {
+        const item = this.#compaction(event.seq, event.data.compactionId);
+        const before = item.prune ?? { results: 0, shadowedTokens: 0, prunedTokens: 0 };
+        item.prune = {
+          results: before.results + 1,
+          shadowedTokens: before.shadowedTokens + event.data.shadowedTokenCount,
+          prunedTokens: before.prunedTokens + event.data.prunedTokenCount,
+        };
+        this.#touch(item);
+        break;
+      }
+      case 'compaction/end': {
+        const item = this.#compaction(event.seq, event.data.compactionId);
+        item.state = event.data.error !== undefined ? 'failed' : 'done';
+        if (event.data.error !== undefined)
+          item.error = { code: event.data.error.code, message: event.data.error.message };
+        this.#compactions.delete(item.compactionId);
+        this.activity = this.openTurn !== undefined ? { kind: 'waiting' } : { kind: 'idle' };
+        this.#touch(item);
+        break;
+      }
+      default:
+        if (quietTypes.has(event.type)) break;
+        this.#add({
+          kind: 'event',
+          key: `o${event.seq}`,
+          seq: event.seq,
+          type: event.type,
+          data: event.data,
+        });
+    }
+  }
+
+  #add(item: TranscriptItem): void {
+    this.#items.push(item);
+    this.#touched.push(item);
+  }
+
+  #touch(item: TranscriptItem): void {
+    if (!this.#touched.includes(item)) this.#touched.push(item);
+  }
+
+  #turnEnd(event: DurableEvent & { type: 'turn/end' }): void {
+    const turn = event.data.turn;
+    this.#closeStreams(turn, undefined);
+    for (const card of this.#tools.values()) {
+      if (card.turn !== turn || card.result !== undefined || card.state === 'failed') continue;
+      card.state = 'failed';
+      this.#touch(card);
+    }
+    this.#add({ kind: 'turn-end', key: `e${event.seq}`, seq: event.seq, turn, reason: event.data.reason });
+    this.openTurn = undefined;
+    this.activity = { kind: 'idle' };
+  }
+
+  #user(event: DurableEvent & { type: 'user/message' }): void {
+    // Compaction checkpoints replace history for the model; people already saw what they shadow.
+    if (event.surfaceOp !== undefined && event.surfaceOp !== 'append') return;
+    const message = event.data as UserMessage;
+    this.#add({
+      kind: 'user',
+      key: `u${event.seq}`,
+      seq: event.seq,
+      message,
+      source: message.source.kind,
+      text: textOf(message.content),
+    });
+  }
+
+  #stream(seq: number, turn: number, step: number, streaming: boolean): AssistantItem {
+    const id = `${turn}.${step}`;
+    let item = this.#streams.get(id);
+    if (item === undefined) {
+      item = {
+        kind: 'assistant',
+        key: `a${seq}`,
+        seq,
+        turn,
+        step,
+        blocks: [],
+        streaming,
+        interrupted: false,
+        failed: false,
+      };
+      if (streaming) this.#streams.set(id, item);
+      this.#add(item);
+    }
+    return item;
+  }
+
+  #chunk(event: DurableEvent & { type: 'assistant/chunk' }): void {
+    const { turn, step, chunk } = event.data;
+    if (chunk.type === 'usage') return;
+    const item = this.#stream(event.seq, turn, step, true);
+    this.#touch(item);
+    switch (chunk.type) {
+      case 'block-start':
+        item.blocks[chunk.index] ??= emptyBlock(chunk.blockType);
+        break;
+      case 'text-delta':
+      case 'reasoning-delta': {
+        const type = chunk.type === 'text-delta' ? 'text' : 'reasoning';
+        const block = (item.blocks[chunk.index] ??= emptyBlock(type));
+        if (block.type === 'text' || block.type === 'reasoning')
+          item.blocks[chunk.index] = { ...block, text: block.text + chunk.text };
+        this.activity = { kind: type === 'text' ? 'writing' : 'thinking' };
+        break;
+      }
+      case 'tool-call-delta': {
+        const block = item.blocks[chunk.index];
+        const base =
+          block?.type === 'tool-call'
+            ? block
+            : { type: 'tool-call' as const, id: chunk.id, name: '', arguments: '' };
+        item.blocks[chunk.index] = {
+          ...base,
+          name: chunk.name ?? base.name,
+          arguments: base.arguments + chunk.argumentsDelta,
+        };
+        this.activity = { kind: 'writing' };
+        break;
+      }
+      case 'block-end':
+        item.blocks[chunk.index] = chunk.block;
+        break;
+      case 'finish':
+        if (chunk.reason.kind === 'error' || chunk.reason.kind === 'aborted') {
+          item.failed = chunk.reason.kind === 'error';
+          item.interrupted = chunk.reason.kind === 'aborted';
+          item.streaming = false;
+          // A retried attempt gets a fresh item for its own chunks.
+          this.#streams.delete(`${turn}.${step}`);
+        }
+        break;
+    }
+  }
+
+  #assistant(event: DurableEvent & { type: 'assistant/message' }): void {
+    const { turn, step, message, usage } = event.data;
+    const item = this.#stream(event.seq, turn, step, false);
+    this.#streams.delete(`${turn}.${step}`);
+    this.#touch(item);
+    item.blocks = message.content.slice();
+    item.streaming = false;
+    item.interrupted = event.data.interrupted === true;
+    item.provider = message.source.provider;
+    item.model = message.source.model;
+    if (usage !== undefined) {
+      item.usage = usage;
+      this.#addTurnUsage(turn, usage, message.source.provider, message.source.model);
+    }
+    for (const block of message.content) {
+      if (block.type !== 'tool-call' || this.#tools.has(block.id)) continue;
+      this.#addCard(event.seq, block.id, block.name, block.arguments, turn, step, 'requested');
+    }
+  }
+
+  #addCard(
+    seq: number,
+    callId: string,
+    name: string,
+    args: string,
+    turn: number,
+    step: number,
+    state: ToolCard['state'],
+  ): ToolCard {
+    const card: ToolCard = {
+      kind: 'tool',
+      key: `k${seq}:${callId}`,
+      seq,
+      callId,
+      name,
+      arguments: args,
+      turn,
+      step,
+      state,
+    };
+    this.#tools.set(callId, card);
+    this.#add(card);
+    return card;
+  }
+
+  #toolCall(event: DurableEvent & { type: 'tool/call' }): void {
+    const { callId, name, turn, step } = event.data;
+    const card =
+      this.#tools.get(callId) ??
+      this.#addCard(event.seq, callId, name, event.data.arguments, turn, step, 'running');
+    card.state = 'running';
+    this.activity = { kind: 'tool', name };
+    this.#touch(card);
+  }
+
+  #toolResult(event: DurableEvent & { type: 'tool/result' }): void {
+    // A pruned replacement is for the model; the card keeps what the tool returned.
+    if (event.surfaceOp !== undefined && event.surfaceOp !== 'append') return;
+    const block = event.data.message.content[0];
+    if (block === undefined || block.type !== 'tool-result') return;
+    const card =
+      this.#tools.get(block.toolCallId) ??
+      this.#addCard(
+        event.seq,
+        block.toolCallId,
+        '(unknown tool)',
+        '',
+        event.data.turn,
+        event.data.step,
+        'running',
+      );
+    const isError = block.isError === true;
+    card.result = {
+      text: block.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n'),
+      content: block.content,
+      isError,
+      ...(event.data.error !== undefined ? { code: event.data.error.code } : {}),
+      ...(event.data.meta !== undefined ? { meta: event.data.meta } : {}),
+    };
+    const child = childSessionOf(event.data.meta);
+    if (child !== undefined) card.childSessionId = child;
+    card.state = isError ? 'failed' : 'done';
+    this.activity = { kind: 'waiting' };
+    this.#touch(card);
+  }
+
+  #compaction(seq: number, compactionId: string): CompactionItem {
+    const open = this.#compactions.get(compactionId);
+    if (open !== undefined) return open;
+    // A log cut before its `compaction/start` (a fork) still shows what the compaction did.
+    const item: CompactionItem = {
+      kind: 'compaction',
+      key: `m${seq}`,
+      seq,
+      compactionId,
+      trigger: 'manual',
+      state: 'running',
+    };
+    this.#compactions.set(compactionId, item);
+    this.#add(item);
+    return item;
+  }
+
+  #closeStreams(turn: number, step: number | undefined): void {
+    for (const [id, item] of this.#streams) {
+      if (item.turn !== turn || (step !== undefined && item.step !== step)) continue;
+      // Chunks that never became a message were cut off (Stop, a crash): say so.
+      item.streaming = false;
+      item.interrupted = true;
+      this.#streams.delete(id);
+      this.#touch(item);
+    }
+  }
+
+  #addTurnUsage(turn: number, usage: TokenUsage, provider: string, model: string): void {
+    let entry = this.#turns.find((candidate) => candidate.turn === turn);
+    if (entry === undefined) {
+      entry = { turn, usage: emptyUsage(), routes: [] };
+      this.#turns.push(entry);
+    }
+    addUsage(entry.usage, usage);
+    entry.routes = [...entry.routes, { provider, model, usage }];
+  }
+}
+
+/** The cause of a cancellation in words, e.g. "Stopped by you". */
+export function describeCancelCause(cause: CancelCause): string {
+  switch (cause.kind) {
+    case 'user':
+      return 'Stopped by you';
+    case 'parent':
+      return 'Stopped because the parent agent stopped';
+    case 'disposed':
+      return 'Stopped because the session was closed';
+    case 'hook':
+      return `Stopped by a plugin: ${cause.reason}`;
+  }
+}
+
+/** The US-dollar price of some tokens at a model's prices per million tokens. */
+export function priceOf(usage: TokenUsage, pricing: TranscriptPricing): number {
+  return (
+    (usage.inputTokens * pricing.input +
+      (usage.cacheReadTokens ?? 0) * (pricing.cachedInput ?? pricing.input) +
+      (usage.cacheWriteTokens ?? 0) * (pricing.cacheWrite ?? pricing.input) +
+      usage.outputTokens * pricing.output) /
+    1_000_000
+  );
+}
+
+/** The text blocks of some content, joined. */
+export function textOf(content: readonly ContentBlock[]): string {
+  return content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+}
+
+/** A failure's code and message on one line. */
+export function describeFailure(failure: LlmFailure): string {
+  return `${failure.code}: ${failure.message.replace(/\s*\n\s*/g, ' ').trim()}`;
+}
+
+function childSessionOf(meta: unknown): string | undefined {
+  if (typeof meta !== 'object' || meta === null) return undefined;
+  const child = (meta as { childSessionId?: unknown }).childSessionId;
+  return typeof child === 'string' ? child : undefined;
+}
+
+function emptyBlock(type: ContentBlock['type']): ContentBlock {
+  if (type === 'reasoning') return { type: 'reasoning', text: '' };
+  if (type === 'tool-call') return { type: 'tool-call', id: '', name: '', arguments: '' };
+  return { type: 'text', text: '' };
+}
+
+function emptyUsage(): Mutable<TurnUsage['usage']> {
+  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+}
+
+function addUsage(total: Mutable<TurnUsage['usage']>, usage: TokenUsage): void {
+  total.inputTokens += usage.inputTokens;
+  total.outputTokens += usage.outputTokens;
+  total.cacheReadTokens += usage.cacheReadTokens ?? 0;
+  total.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
+}
