@@ -18,7 +18,7 @@ import { answering, reinRequestError } from './acp-errors.ts';
 import { AcpSession } from './acp-session.ts';
 import { clientFiles } from './client-files.ts';
 import { promptContent } from './prompt-content.ts';
-import { SessionUpdates } from './session-updates.ts';
+import { replayUpdates } from './session-updates.ts';
 import { applyConfigOption, applyMode, configOptions, modeState } from './session-options.ts';
 import { presentToolCall } from './tool-presentation.ts';
 
@@ -266,18 +266,12 @@ export class ReinAcpAgent {
   }
 
   async #replay(session: AcpSession): Promise<void> {
-    const replay = new SessionUpdates(
-      {
-        cwd: session.harness.cwd,
-        tool: (name) => session.harness.tools.get(name),
-        pricing: pricingLookup(session.harness.llm),
-      },
-      'replay',
-    );
-    const log = session.agent.session.log;
-    for (let index = 0; index < log.length; index++) {
-      for (const update of replay.translate(log.at(index)!)) session.send(update);
-    }
+    const updates = replayUpdates(session.agent.session.events, {
+      cwd: session.harness.cwd,
+      tool: (name) => session.harness.tools.get(name),
+      pricing: pricingLookup(session.harness.llm),
+    });
+    for (const update of updates) session.send(update);
     await session.flushed();
   }
 

@@ -61,7 +61,7 @@ export class AcpSession {
         tool: (name) => harness.tools.get(name),
         pricing: pricingLookup(harness.llm),
       },
-      'live',
+      agent.session.events,
     );
     const scope = { scope: agent.id };
     const hooks = harness.hooks;

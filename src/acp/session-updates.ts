@@ -1,19 +1,16 @@
-import type { SessionUpdate, ToolCallStatus } from '@agentclientprotocol/sdk';
+import type { SessionUpdate, ToolCall, ToolCallStatus } from '@agentclientprotocol/sdk';
 import type {
   AnySessionEvent,
-  AssistantMessage,
-  ContentBlock,
+  AssistantItem,
   PricingLookup,
-  SessionEventMap,
   Tool,
-  TodoItem,
-  TokenUsage,
-  TurnEndReason,
-  UserMessage,
+  ToolCard,
+  TranscriptItem,
+  UserItem,
 } from '../index.ts';
-import { costOf } from '../index.ts';
+import { Transcript, defaultRecordViews } from '../index.ts';
 import type { ToolPresentation } from './tool-presentation.ts';
-import { presentToolCall, resultContent, resultText } from './tool-presentation.ts';
+import { presentToolCall, resultContent } from './tool-presentation.ts';
 
 /** What the translation needs to know about the session's world. */
 export interface UpdateContext {
@@ -25,150 +22,216 @@ export interface UpdateContext {
   readonly pricing: PricingLookup;
 }
 
+type TodoList = Transcript['todos'];
+
 /**
- * Translates a session's durable events, in seq order, into ACP `session/update`s. `live` streams the
- * model's deltas as they come; `replay` shows each finished message whole and the user's own prompts.
+ * The live translation of a session into ACP `session/update`s, read off the one transcript fold: each
+ * durable event is applied to the session's `Transcript`, and the items it touched become updates —
+ * the new part of a streaming answer or its reasoning, a tool card's first sight and its result, the
+ * task list as a `plan`, usage after each answer.
  */
 export class SessionUpdates {
   readonly #context: UpdateContext;
-  readonly #mode: 'live' | 'replay';
-  readonly #calls = new Map<string, ToolPresentation>();
+  readonly #transcript: Transcript;
+  // Per answer item: the characters of each block already sent.
+  readonly #sentText = new Map<AssistantItem, number[]>();
+  readonly #reported = new Set<AssistantItem>();
+  readonly #cards = new Map<string, ToolPresentation>();
+  #todos: TodoList;
   #contextWindow: number | undefined;
-  #cost = 0;
-  #priced = false;
 
-  constructor(context: UpdateContext, mode: 'live' | 'replay') {
+  constructor(context: UpdateContext, log: Iterable<AnySessionEvent> = []) {
     this.#context = context;
-    this.#mode = mode;
-  }
-
-  /** The card of a call seen in `tool/call`, if it has no result yet. */
-  presentation(callId: string): ToolPresentation | undefined {
-    return this.#calls.get(callId);
-  }
-
-  /** The updates one durable event gives (often none). */
-  translate(event: AnySessionEvent): SessionUpdate[] {
-    switch (event.type) {
-      case 'assistant/chunk':
-        return this.#mode === 'live' ? this.#chunk(event.data as SessionEventMap['assistant/chunk']) : [];
-      case 'assistant/message':
-        return this.#message(event.data as SessionEventMap['assistant/message']);
-      case 'user/message':
-        return this.#mode === 'replay' ? userUpdates(event.data as UserMessage) : [];
-      case 'request/context':
-        this.#contextWindow = (event.data as SessionEventMap['request/context']).contextWindow;
-        return [];
-      case 'tool/call':
-        return [this.#call(event.data as SessionEventMap['tool/call'])];
-      case 'tool/result':
-        return this.#result(event.data as SessionEventMap['tool/result']);
-      case 'todo/write':
-        return [planUpdate((event.data as { todos: TodoItem[] }).todos)];
-      case 'turn/end':
-        return this.#mode === 'replay' ? turnEndNotes((event.data as { reason: TurnEndReason }).reason) : [];
-      default:
-        return [];
+    // The fold starts from what the log already holds (a loaded session): only later events stream.
+    this.#transcript = Transcript.of(log, { views: defaultRecordViews });
+    this.#todos = this.#transcript.todos;
+    for (const item of this.#transcript.items) {
+      if (item.kind === 'assistant') this.#reported.add(item);
+      if (item.kind === 'tool' && item.result === undefined)
+        this.#cards.set(item.callId, this.#present(item));
     }
   }
 
-  /** The update that marks a call as running. */
+  /** The presentation of a call whose card is open (seen, no result yet). */
+  presentation(callId: string): ToolPresentation | undefined {
+    return this.#cards.get(callId);
+  }
+
+  /** The update that marks a call as running (its body started). */
   started(callId: string): SessionUpdate {
     return { sessionUpdate: 'tool_call_update', toolCallId: callId, status: 'in_progress' };
   }
 
-  #chunk(data: SessionEventMap['assistant/chunk']): SessionUpdate[] {
-    const chunk = data.chunk;
-    if (chunk.type === 'text-delta' && chunk.text !== '') {
-      return [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: chunk.text } }];
+  /** The updates one durable event gives (often none). */
+  translate(event: AnySessionEvent): SessionUpdate[] {
+    if (event.type === 'request/context') {
+      this.#contextWindow = (event.data as { contextWindow?: number }).contextWindow;
     }
-    if (chunk.type === 'reasoning-delta' && chunk.text !== '') {
-      return [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: chunk.text } }];
+    const touched = this.#transcript.apply(event);
+    if (touched === undefined) return [];
+    const updates: SessionUpdate[] = [];
+    for (const item of touched) {
+      if (item.kind === 'assistant') this.#answer(item, updates);
+      else if (item.kind === 'tool') this.#card(item, updates);
     }
-    return [];
-  }
-
-  #message(data: SessionEventMap['assistant/message']): SessionUpdate[] {
-    const updates: SessionUpdate[] =
-      this.#mode === 'replay' ? assistantUpdates(data.message as AssistantMessage) : [];
-    if (data.usage !== undefined) {
-      const usage = this.#usage(data.usage, data.message.source);
-      if (usage !== undefined) updates.push(usage);
+    if (this.#transcript.todos !== this.#todos) {
+      this.#todos = this.#transcript.todos;
+      updates.push(planUpdate(this.#todos ?? []));
     }
     return updates;
   }
 
-  #usage(usage: TokenUsage, source: AssistantMessage['source']): SessionUpdate | undefined {
-    const pricing = this.#context.pricing(source.provider, source.model);
-    if (pricing !== undefined) {
-      this.#cost += costOf(usage, pricing);
-      this.#priced = true;
+  #answer(item: AssistantItem, updates: SessionUpdate[]): void {
+    let sent = this.#sentText.get(item);
+    if (sent === undefined) {
+      sent = [];
+      this.#sentText.set(item, sent);
     }
+    item.blocks.forEach((block, index) => {
+      if (block === undefined || (block.type !== 'text' && block.type !== 'reasoning')) return;
+      const from = sent[index] ?? 0;
+      if (block.text.length <= from) return;
+      sent[index] = block.text.length;
+      const text = block.text.slice(from);
+      updates.push({
+        sessionUpdate: block.type === 'text' ? 'agent_message_chunk' : 'agent_thought_chunk',
+        content: { type: 'text', text },
+      });
+    });
+    if (!item.streaming) this.#sentText.delete(item);
+    if (item.usage !== undefined && !this.#reported.has(item)) {
+      this.#reported.add(item);
+      const usage = this.#usage();
+      if (usage !== undefined) updates.push(usage);
+    }
+  }
+
+  #usage(): SessionUpdate | undefined {
     if (this.#contextWindow === undefined) return undefined;
+    const turns = this.#transcript.turns;
+    const last = turns.at(-1)?.routes.at(-1)?.usage;
+    if (last === undefined) return undefined;
     const used =
-      usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + usage.outputTokens;
+      last.inputTokens + (last.cacheReadTokens ?? 0) + (last.cacheWriteTokens ?? 0) + last.outputTokens;
+    const cost = this.#transcript.cost(this.#context.pricing);
     return {
       sessionUpdate: 'usage_update',
       used,
       size: this.#contextWindow,
-      ...(this.#priced ? { cost: { amount: this.#cost, currency: 'USD' } } : {}),
+      ...(cost.unpricedResponses === 0 ? { cost: { amount: cost.usd, currency: 'USD' } } : {}),
     };
   }
 
-  #call(data: SessionEventMap['tool/call']): SessionUpdate {
-    const presentation = presentToolCall(
-      this.#context.tool(data.name),
-      data.name,
-      data.arguments,
-      this.#context.cwd,
-    );
-    this.#calls.set(data.callId, presentation);
-    return {
-      sessionUpdate: 'tool_call',
-      toolCallId: data.callId,
-      title: presentation.title,
-      kind: presentation.kind,
-      status: 'pending',
-      locations: presentation.locations,
-      content: presentation.diffs,
-      rawInput: presentation.rawInput,
-    };
+  #card(card: ToolCard, updates: SessionUpdate[]): void {
+    let presentation = this.#cards.get(card.callId);
+    if (presentation === undefined) {
+      if (card.result !== undefined) return;
+      presentation = this.#present(card);
+      this.#cards.set(card.callId, presentation);
+      updates.push(toolCallUpdate(card, presentation, 'pending'));
+      return;
+    }
+    if (card.result === undefined && card.state !== 'failed') return;
+    this.#cards.delete(card.callId);
+    updates.push({
+      sessionUpdate: 'tool_call_update',
+      toolCallId: card.callId,
+      status: card.state === 'done' ? 'completed' : 'failed',
+      content: resultContent(presentation, card.result?.text ?? '', card.result?.isError ?? true),
+      ...(card.result?.meta !== undefined ? { rawOutput: card.result.meta } : {}),
+    });
   }
 
-  #result(data: SessionEventMap['tool/result']): SessionUpdate[] {
-    const block = data.message.content[0];
-    if (block?.type !== 'tool-result') return [];
-    const presentation = this.#calls.get(block.toolCallId);
-    this.#calls.delete(block.toolCallId);
-    const isError = block.isError === true;
-    const status: ToolCallStatus = isError ? 'failed' : 'completed';
-    const text = resultText(block.content);
-    return [
-      {
-        sessionUpdate: 'tool_call_update',
-        toolCallId: block.toolCallId,
-        status,
-        content:
-          presentation !== undefined
-            ? resultContent(presentation, text, isError)
-            : [{ type: 'content', content: { type: 'text', text } }],
-        ...(data.meta !== undefined ? { rawOutput: data.meta } : {}),
-      },
-    ];
+  #present(card: ToolCard): ToolPresentation {
+    return presentToolCall(this.#context.tool(card.name), card.name, card.arguments, this.#context.cwd);
   }
 }
 
-function textOf(blocks: readonly ContentBlock[], type: 'text' | 'reasoning'): string {
-  let text = '';
-  for (const block of blocks) if (block.type === type) text += block.text;
-  return text;
+type ToolCallUpdate = ToolCall & { sessionUpdate: 'tool_call' };
+
+function toolCallUpdate(
+  card: ToolCard,
+  presentation: ToolPresentation,
+  status: ToolCallStatus,
+): ToolCallUpdate {
+  return {
+    sessionUpdate: 'tool_call',
+    toolCallId: card.callId,
+    title: presentation.title,
+    kind: presentation.kind,
+    status,
+    locations: presentation.locations,
+    content: presentation.diffs,
+    rawInput: presentation.rawInput,
+  };
 }
 
-function userUpdates(message: UserMessage): SessionUpdate[] {
-  // Tool results and plugin context ride user-role messages; only what a person wrote is shown.
-  if (message.source.kind !== 'user' && message.source.kind !== 'steer') return [];
+const replayStatus: Readonly<Record<ToolCard['state'], ToolCallStatus>> = {
+  requested: 'pending',
+  'awaiting-approval': 'pending',
+  running: 'in_progress',
+  done: 'completed',
+  failed: 'failed',
+};
+
+/**
+ * The history of a stored log as updates, read off the transcript fold: what people wrote, each answer
+ * whole (reasoning, then text), each tool card in its final state with its result, failed turns as a
+ * note, and the latest task list as a `plan`.
+ */
+export function replayUpdates(events: Iterable<AnySessionEvent>, context: UpdateContext): SessionUpdate[] {
+  const transcript = Transcript.of(events, { views: defaultRecordViews });
   const updates: SessionUpdate[] = [];
-  for (const block of message.content) {
+  for (const item of transcript.items) updates.push(...replayItem(item, context));
+  if (transcript.todos !== undefined) updates.push(planUpdate(transcript.todos));
+  return updates;
+}
+
+function replayItem(item: TranscriptItem, context: UpdateContext): SessionUpdate[] {
+  switch (item.kind) {
+    case 'user':
+      return userUpdates(item);
+    case 'assistant': {
+      const updates: SessionUpdate[] = [];
+      for (const type of ['reasoning', 'text'] as const) {
+        const text = item.blocks.map((block) => (block?.type === type ? block.text : '')).join('');
+        if (text === '') continue;
+        updates.push({
+          sessionUpdate: type === 'text' ? 'agent_message_chunk' : 'agent_thought_chunk',
+          content: { type: 'text', text },
+        });
+      }
+      return updates;
+    }
+    case 'tool': {
+      const presentation = presentToolCall(context.tool(item.name), item.name, item.arguments, context.cwd);
+      const update = toolCallUpdate(item, presentation, replayStatus[item.state]);
+      if (item.result === undefined && item.state !== 'failed') return [update];
+      update.content = resultContent(presentation, item.result?.text ?? '', item.result?.isError ?? true);
+      if (item.result?.meta !== undefined) update.rawOutput = item.result.meta;
+      return [update];
+    }
+    case 'turn-end':
+      if (item.reason.kind !== 'error') return [];
+      return [
+        {
+          sessionUpdate: 'agent_message_chunk',
+          content: {
+            type: 'text',
+            text: `\n\n[error ${item.reason.error.code}: ${item.reason.error.message}]\n\n`,
+          },
+        },
+      ];
+    default:
+      return [];
+  }
+}
+
+function userUpdates(item: UserItem): SessionUpdate[] {
+  // Tool results and plugin context ride user-role messages; only what a person wrote is shown.
+  if (item.source !== 'user' && item.source !== 'steer') return [];
+  const updates: SessionUpdate[] = [];
+  for (const block of item.message.content) {
     if (block.type === 'text' && block.text !== '') {
       updates.push({ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: block.text } });
     } else if (block.type === 'image' && block.data !== undefined) {
@@ -181,31 +244,10 @@ function userUpdates(message: UserMessage): SessionUpdate[] {
   return updates;
 }
 
-function assistantUpdates(message: AssistantMessage): SessionUpdate[] {
-  const updates: SessionUpdate[] = [];
-  const thought = textOf(message.content, 'reasoning');
-  if (thought !== '') {
-    updates.push({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: thought } });
-  }
-  const text = textOf(message.content, 'text');
-  if (text !== '') updates.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
-  return updates;
-}
-
 /** The `plan` update of a task list snapshot. */
-export function planUpdate(todos: readonly TodoItem[]): SessionUpdate {
+export function planUpdate(todos: NonNullable<TodoList>): SessionUpdate {
   return {
     sessionUpdate: 'plan',
     entries: todos.map((todo) => ({ content: todo.content, status: todo.status, priority: 'medium' })),
   };
-}
-
-function turnEndNotes(reason: TurnEndReason): SessionUpdate[] {
-  if (reason.kind !== 'error') return [];
-  return [
-    {
-      sessionUpdate: 'agent_message_chunk',
-      content: { type: 'text', text: `\n\n[error ${reason.error.code}: ${reason.error.message}]` },
-    },
-  ];
 }
