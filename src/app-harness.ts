@@ -23,6 +23,9 @@ import { permissionModes, permissionsPlugin } from './plugins/permissions/index.
 import { retryPlugin } from './plugins/retry/index.ts';
 import { repetitionGuardPlugin } from './plugins/repetition-guard/index.ts';
 import { subagentsPlugin } from './plugins/subagents/index.ts';
+import type { McpPlugin, McpPluginOptions } from './plugins/mcp/index.ts';
+import { appMcpServers } from './app-mcp-servers.ts';
+import { mcpPlugin } from './plugins/mcp/index.ts';
 import { agentsMdPlugin } from './prompt/index.ts';
 import type { PricingLookup, SessionStore } from './session/index.ts';
 import { DiskSessionStore } from './session/stores/index.ts';
@@ -58,6 +61,8 @@ export interface ReinHarnessOptions {
   maxParallelToolCalls?: number;
   /** An editor the built-in file tools read and write through, for the sessions it serves. */
   editorFiles?: EditorFiles;
+  /** MCP: `false` to run no configured server; otherwise timeouts and a warning listener. */
+  mcp?: false | Pick<McpPluginOptions, 'startupTimeoutMs' | 'callTimeoutMs' | 'onWarning'>;
 }
 
 /** A provider/model pair. */
@@ -107,6 +112,10 @@ export class ReinHarness extends Harness {
   readonly usingDemo: boolean;
   /** What the user should be told about this composition (one sentence each). */
   readonly notices: readonly string[];
+  /** The MCP client: the configured servers' status, and `attach` to give one agent its own servers. */
+  readonly mcp: McpPlugin;
+  /** The MCP part of `notices` (broken files, invalid entries, untrusted project servers). */
+  readonly mcpNotices: readonly string[];
   readonly #env: Readonly<Record<string, string | undefined>>;
   // Providers that do not come from the configuration (the demo, extra adapters): never reloaded.
   readonly #localProviders: ReadonlySet<string>;
@@ -120,9 +129,13 @@ export class ReinHarness extends Harness {
       notices: readonly string[];
       env: Readonly<Record<string, string | undefined>>;
       localProviders: readonly string[];
+      mcp: McpPlugin;
+      mcpNotices: readonly string[];
     },
   ) {
     super(options);
+    this.mcp = options.mcp;
+    this.mcpNotices = options.mcpNotices;
     this.home = options.home;
     this.cwd = options.cwd;
     this.approvalMode = options.approvalMode;
@@ -148,6 +161,12 @@ export class ReinHarness extends Harness {
       registered.push(adapter.provider);
     }
     return registered;
+  }
+
+  /** Disposes the agents and plugins, then waits until every MCP server has shut down. */
+  override async dispose(): Promise<void> {
+    await super.dispose();
+    await this.mcp.close();
   }
 
   /** The default route, which always exists for the app harness. */
@@ -239,6 +258,19 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     );
   }
   const usingDemo = route.provider === demoProviderId;
+  const mcpServers =
+    options.mcp === false
+      ? { servers: [], untrusted: [], invalid: [], notices: [] }
+      : await appMcpServers({ home, cwd, env });
+  notices.push(...mcpServers.notices);
+  const mcp = mcpPlugin({
+    cwd,
+    outputDirectory: join(home, 'tool-output'),
+    servers: mcpServers.servers,
+    untrusted: mcpServers.untrusted,
+    invalid: mcpServers.invalid,
+    ...(options.mcp !== false ? options.mcp : {}),
+  });
   // Order matters on the shared waterfalls: the first plugin is the outermost listener.
   const plugins: HarnessPlugin[] = [
     permissionsPlugin({
@@ -254,6 +286,7 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     subagentsPlugin(),
     repetitionGuardPlugin(),
     budgetsPlugin(options.budgets ?? {}),
+    mcp,
     ...(options.plugins ?? []),
   ];
   const tools: Tool<never>[] = [
@@ -289,6 +322,8 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     notices,
     env,
     localProviders: [demo.provider, ...extra.map((adapter) => adapter.provider)],
+    mcp,
+    mcpNotices: mcpServers.notices,
     ...(options.maxParallelToolCalls !== undefined
       ? { maxParallelToolCalls: options.maxParallelToolCalls }
       : {}),

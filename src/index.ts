@@ -26,3 +26,4 @@ export * from './plugins/retry/index.ts';
 export * from './config/index.ts';
 export * from './transcript/index.ts';
 export * from './record-views.ts';
+export * from './plugins/mcp/index.ts';

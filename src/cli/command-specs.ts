@@ -1,4 +1,5 @@
 import type { CommandSpec, OptionSpec } from './command-line.ts';
+import { mcpSpec } from './mcp-command.ts';
 
 const modelOption: OptionSpec = {
   name: 'model',
@@ -257,6 +258,7 @@ export const commandSpecs: readonly CommandSpec[] = [
   rmSpec,
   doctorSpec,
   webSpec,
+  mcpSpec,
   acpSpec,
 ];
 

@@ -11,6 +11,7 @@ import {
 import { exitCodes } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import type { ParsedCommand } from './command-line.ts';
+import { mcpChecks } from './mcp-command.ts';
 
 /** One finding of `rein doctor`. */
 export interface DoctorCheck {
@@ -43,7 +44,7 @@ export async function doctorCommand(parsed: ParsedCommand, io: CliIo): Promise<n
   }
   if (harness !== undefined) {
     try {
-      checks.push(modelCheck(harness), await storeCheck(harness));
+      checks.push(modelCheck(harness), await storeCheck(harness), ...(await mcpChecks(harness)));
     } finally {
       await harness.dispose();
     }

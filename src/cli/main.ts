@@ -9,6 +9,7 @@ import { parseCommand } from './command-line.ts';
 import { commandSpec, runSpec, webSpec } from './command-specs.ts';
 import { acpCommand } from './acp-command.ts';
 import { doctorCommand } from './doctor-command.ts';
+import { mcpCommand } from './mcp-command.ts';
 import { commandHelp, generalHelp, shortUsage } from './help-text.ts';
 import { runCommand } from './run-command.ts';
 import { compactCommand, forkCommand, rmCommand, sessionsCommand, showCommand } from './session-commands.ts';
@@ -26,6 +27,7 @@ const handlers: Readonly<Record<string, CommandHandler>> = {
   rm: rmCommand,
   doctor: doctorCommand,
   web: webCommand,
+  mcp: mcpCommand,
   acp: acpCommand,
 };
 

@@ -59,12 +59,13 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
       ...(model !== undefined ? { model } : {}),
       ...(approve !== undefined ? { approve } : {}),
       ...(budgets !== undefined ? { budgets } : {}),
+      mcp: { onWarning: (warning) => output.notice(warning.message) },
     });
     if (interrupt.pressed) return exitCodes.aborted;
     const agent = await openAgent(harness, { cwd, resumeId, continueLatest, model });
     for (const notice of harness.usingDemo && model === undefined && resumeId === undefined && !continueLatest
       ? harness.notices
-      : []) {
+      : harness.mcpNotices) {
       output.notice(notice);
     }
     return await drive(harness, agent, { io, output, interrupt, prompt, goal, maxTurns, maxSteps });

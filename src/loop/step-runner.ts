@@ -113,7 +113,7 @@ export class StepRunner {
     // Later requests seed from what `agent/request` chose, not from adapter-completed defaults. The seed
     // is handed to listeners, so it is frozen (a listener's own answer is copied once, not every step).
     this.#lastConfig = Object.isFrozen(config) ? config : Object.freeze({ ...config });
-    const tools = this.#tools.schemas(this.#options.tools);
+    const tools = this.#tools.schemas(this.#options.tools, this.#agent.id);
     this.#envelope.record(prepared, route, system, tools);
     const request: LlmRequest = { ...prepared, messages, sessionId: session.id, purpose: 'turn' };
     if (system !== '') request.system = system;

@@ -5,7 +5,7 @@ import { HarnessError, createUserMessage, errorChainText, isAbortError } from '.
 import type { Session } from '../session/index.ts';
 import { registerSessionEventTypes } from '../session/index.ts';
 import type { ApprovalDecision, ApprovalService } from './approval-service.ts';
-import type { Tool, ToolContext, ToolOutput } from './tool.ts';
+import type { Tool, ToolContext, ToolOutput, ToolProgress } from './tool.ts';
 import { parseToolArguments, validateToolArguments } from './tool-arguments.ts';
 import type { ToolRegistry, ToolSelection } from './tool-registry.ts';
 
@@ -62,6 +62,8 @@ declare module '../hooks/hook-event-map.ts' {
     'tools/execute': WaterfallEvent<ToolHookPayload, ToolExecutionResult>;
     'tools/post-execute': WaterfallEvent<ToolHookPayload & { result: ToolExecutionResult }, PostToolDecision>;
     'tools/result': EmitEvent<{ call: ToolCallInfo; result: ToolExecutionResult; session: Session }>;
+    /** A running call reported progress (its body called `reportProgress`), after it was recorded. */
+    'tools/progress': EmitEvent<{ call: ToolCallInfo; progress: ToolProgress; session: Session }>;
   }
 }
 
@@ -82,10 +84,18 @@ declare module '../session/session-event.ts' {
       decision: ApprovalDecision['decision'];
       reason?: string;
     };
+    'tool/progress': {
+      turn: number;
+      step: number;
+      callId: string;
+      progress: number;
+      total?: number;
+      message?: string;
+    };
   }
 }
 
-registerSessionEventTypes(['tool/approval-requested', 'tool/approval-decided']);
+registerSessionEventTypes(['tool/approval-requested', 'tool/approval-decided', 'tool/progress']);
 
 /** The dispatch modes of the `tools/*` events. */
 export const toolEventModes = {
@@ -93,7 +103,11 @@ export const toolEventModes = {
   'tools/execute': 'waterfall',
   'tools/post-execute': 'waterfall',
   'tools/result': 'emit',
+  'tools/progress': 'emit',
 } as const;
+
+// Progress reports closer together than this are dropped (a final one, progress equal to total, never is).
+const progressIntervalMs = 100;
 
 /** A call moving through the pipeline. */
 export interface ToolExecution {
@@ -170,9 +184,10 @@ export class ToolPipeline {
     },
     selection: ToolSelection,
   ): { call: ToolCallInfo; problem: ToolExecutionResult | undefined } {
-    const tool = this.#registry.get(fields.name, selection);
+    // The session id is the agent id: tools registered for one agent are found for its calls alone.
+    const tool = this.#registry.get(fields.name, selection, fields.sessionId);
     if (tool === undefined) {
-      const known = this.#registry.list(selection).map((t) => t.name);
+      const known = this.#registry.list(selection, fields.sessionId).map((t) => t.name);
       return {
         call: { ...fields, args: undefined, tool: undefined },
         problem: toolErrorResult(
@@ -341,7 +356,7 @@ export class ToolPipeline {
     if (tool === undefined) {
       return toolErrorResult(`unknown tool '${call.name}'`, { name: 'ToolError', code: 'UNKNOWN_TOOL' });
     }
-    const context = new CallContext(execution, tool.name);
+    const context = new CallContext(execution, tool.name, this.#hooks);
     let output: ToolOutput;
     try {
       output = await tool.execute(call.args, context);
@@ -364,8 +379,9 @@ class CallContext implements ToolContext {
   readonly session: Session;
   readonly deferContext: (message: UserMessage | string) => void;
   readonly concludeTurn: () => void;
+  readonly reportProgress: (progress: ToolProgress) => void;
 
-  constructor(execution: ToolExecution, toolName: string) {
+  constructor(execution: ToolExecution, toolName: string, hooks: HookBus) {
     const { call } = execution;
     this.signal = execution.signal;
     this.callId = call.callId;
@@ -383,6 +399,21 @@ class CallContext implements ToolContext {
     this.concludeTurn = () => {
       execution.concludes = true;
     };
+    let lastReport = -Infinity;
+    this.reportProgress = (progress) => {
+      if (execution.signal.aborted || !Number.isFinite(progress.progress)) return;
+      const now = performance.now();
+      const final = progress.total !== undefined && progress.progress >= progress.total;
+      if (!final && now - lastReport < progressIntervalMs) return;
+      lastReport = now;
+      const report: { progress: number; total?: number; message?: string } = { progress: progress.progress };
+      if (typeof progress.total === 'number' && Number.isFinite(progress.total))
+        report.total = progress.total;
+      if (typeof progress.message === 'string') report.message = progress.message;
+      const data = { turn: call.turn, step: call.step, callId: call.callId, ...report };
+      execution.session.append('tool/progress', data);
+      hooks.emit('tools/progress', { call, progress: report, session: execution.session }, call.sessionId);
+    };
   }
 }
 
@@ -397,7 +428,9 @@ function renderOutput(output: ToolOutput, execution: ToolExecution): ToolExecuti
   if (normalized.meta !== undefined) extras.meta = normalized.meta;
   if (execution.deferred.length > 0) extras.additionalContexts = execution.deferred.slice();
   if (normalized.isError === true) {
-    return { isError: true, content, error: { message: firstText(content) }, ...extras };
+    const error: { message: string; info?: { name: string; code: string } } = { message: firstText(content) };
+    if (normalized.errorCode !== undefined) error.info = { name: 'ToolError', code: normalized.errorCode };
+    return { isError: true, content, error, ...extras };
   }
   const result: ToolExecutionResult = { isError: false, content, ...extras };
   if (execution.concludes) result.concludesTurn = true;

@@ -31,6 +31,15 @@ export interface ToolContext {
   deferContext(message: UserMessage | string): void;
   /** Marks the turn as concluded by this call once its result commits. */
   concludeTurn(): void;
+  /** Reports how far the call has got (recorded as `tool/progress`, announced on `tools/progress`). */
+  reportProgress?(progress: ToolProgress): void;
+}
+
+/** One progress report of a running call: `progress` of `total` (when known), with an optional message. */
+export interface ToolProgress {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
 }
 
 /** What a tool body may return: text, blocks, or a structured result. */
@@ -41,6 +50,8 @@ export type ToolOutput =
       content: string | ContentBlock[];
       meta?: unknown;
       isError?: boolean;
+      /** With `isError`: the code the error result carries, for UIs and plugins to route on. */
+      errorCode?: string;
       concludesTurn?: boolean;
     };
 

@@ -158,7 +158,7 @@ export function permissionsPlugin(options: PermissionsOptions): HarnessPlugin {
                   ? state.denials
                   : undefined;
             if (remembered === undefined || request === undefined) continue;
-            const tool = host.tools.get(request.name);
+            const tool = host.tools.get(request.name, undefined, session.id);
             const facts = callFacts(workspace, tool, request.name, parseToolArguments(request.arguments));
             remembered.add(sessionApprovalKey(facts));
           }

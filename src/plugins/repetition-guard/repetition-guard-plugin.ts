@@ -59,7 +59,7 @@ export function repetitionGuardPlugin(options: RepetitionGuardOptions = {}): Har
               const state = turns.get(session.id);
               if (state === undefined) return;
               const call = event.data as SessionEventMap['tool/call'];
-              const tool = host.tools.get(call.name);
+              const tool = host.tools.get(call.name, undefined, session.id);
               // Reads and declared polling tools repeat by design; an unknown tool counts as mutating.
               if (tool?.polling === true || tool?.effect === 'read') return;
               const fingerprint = callFingerprint(call.name, call.arguments);
