@@ -12,11 +12,18 @@ import type {
   SessionInfo,
 } from '@agentclientprotocol/sdk';
 import { PROTOCOL_VERSION, agent as agentApp, methods, ndJsonStream } from '@agentclientprotocol/sdk';
-import type { ApprovalDecision, ApprovalRequest, PermissionMode, ReinHarness } from '../index.ts';
+import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  McpServerDefinition,
+  PermissionMode,
+  ReinHarness,
+} from '../index.ts';
 import { createReinHarness, pricingLookup } from '../index.ts';
 import { answering, reinRequestError } from './acp-errors.ts';
 import { AcpSession } from './acp-session.ts';
 import { clientFiles } from './client-files.ts';
+import { clientMcpServers } from './client-mcp-servers.ts';
 import { promptContent } from './prompt-content.ts';
 import { replayUpdates } from './session-updates.ts';
 import { applyConfigOption, applyMode, configOptions, modeState } from './session-options.ts';
@@ -88,9 +95,11 @@ export class ReinAcpAgent {
       )
       .onRequest(methods.agent.session.new, ({ params }) =>
         answering(async () => {
-          const harness = await this.#workspace(params.cwd, params.mcpServers);
+          const servers = clientMcpServers(params.mcpServers);
+          const harness = await this.#workspace(params.cwd);
           const agent = await harness.createAgent({ cwd: harness.cwd });
           const session = this.#adopt(harness, agent);
+          await this.#attachServers(session, servers);
           return { sessionId: session.id, modes: modeState(session), configOptions: configOptions(session) };
         }),
       )
@@ -166,7 +175,7 @@ export class ReinAcpAgent {
       agentCapabilities: {
         loadSession: true,
         promptCapabilities: { image: false, audio: false, embeddedContext: true },
-        mcpCapabilities: { http: false, sse: false },
+        mcpCapabilities: { http: true, sse: true },
         sessionCapabilities: { list: {}, resume: {}, close: {} },
       },
       authMethods: [
@@ -204,11 +213,8 @@ export class ReinAcpAgent {
     return undefined;
   }
 
-  async #workspace(cwd: string, mcpServers: readonly McpServer[]): Promise<ReinHarness> {
+  async #workspace(cwd: string): Promise<ReinHarness> {
     if (!isAbsolute(cwd)) throw reinRequestError('INVALID_CWD', `cwd must be an absolute path, not '${cwd}'`);
-    if (mcpServers.length > 0) {
-      throw reinRequestError('MCP_UNSUPPORTED', 'this Rein build takes no MCP servers from the client');
-    }
     let real: string;
     try {
       real = await realpath(cwd);
@@ -251,7 +257,8 @@ export class ReinAcpAgent {
   }
 
   async #open(sessionId: string, cwd: string, mcpServers: readonly McpServer[]): Promise<AcpSession> {
-    const harness = await this.#workspace(cwd, mcpServers);
+    const servers = clientMcpServers(mcpServers);
+    const harness = await this.#workspace(cwd);
     const live = this.#sessions.get(sessionId);
     if (live !== undefined) {
       if (live.harness !== harness) throw mismatch(sessionId, live.harness.cwd);
@@ -262,7 +269,34 @@ export class ReinAcpAgent {
     if (header.cwd !== undefined && (await realpath(header.cwd).catch(() => header.cwd)) !== harness.cwd) {
       throw mismatch(sessionId, header.cwd);
     }
-    return this.#adopt(harness, await harness.resumeAgent(sessionId));
+    const session = this.#adopt(harness, await harness.resumeAgent(sessionId));
+    await this.#attachServers(session, servers);
+    return session;
+  }
+
+  /**
+   * Gives the session the client's MCP servers (its alone, shut down with it); a server that fails to
+   * start is reported on stderr and its tools are missing. A configuration Rein refuses closes the
+   * session again and answers the request with the error.
+   */
+  async #attachServers(session: AcpSession, servers: McpServerDefinition[]): Promise<void> {
+    if (servers.length === 0) return;
+    let attachment: ReturnType<ReinHarness['mcp']['attach']>;
+    try {
+      attachment = session.harness.mcp.attach(session.id, servers);
+    } catch (error) {
+      this.#sessions.delete(session.id);
+      await session.close();
+      throw error;
+    }
+    // The first request waits for them; session/new does not, so the editor's panel opens at once.
+    void attachment.ready.then(() => {
+      for (const status of attachment.status()) {
+        if (status.state === 'ready') continue;
+        const reason = status.error !== undefined ? `: ${status.error.message}` : '';
+        this.#options.log(`rein acp: MCP server '${status.name}' is ${status.state}${reason}`);
+      }
+    });
   }
 
   async #replay(session: AcpSession): Promise<void> {
@@ -276,7 +310,7 @@ export class ReinAcpAgent {
   }
 
   async #list(cwd: string | undefined, cursor: string | undefined): Promise<ListSessionsResponse> {
-    const harness = await this.#workspace(cwd ?? this.#anyWorkspace(), []);
+    const harness = await this.#workspace(cwd ?? this.#anyWorkspace());
     const rows = (await harness.store.list()).filter(
       (row) => row.cwd !== undefined && (cwd === undefined || row.cwd === harness.cwd),
     );
