@@ -228,7 +228,7 @@ export const webSpec: CommandSpec = {
 /** `rein acp`. */
 export const acpSpec: CommandSpec = {
   name: 'acp',
-  summary: 'Serve an editor (Zed, JetBrains, Neovim…) over the Agent Client Protocol on stdin/stdout.',
+  summary: 'Serve an editor such as Zed over the Agent Client Protocol on stdin/stdout.',
   usage: ['acp [options]'],
   maxPositionals: 0,
   options: [
