@@ -18,8 +18,15 @@ import type {
   McpServerDefinition,
   PermissionMode,
   ReinHarness,
+  SessionStore,
 } from '../index.ts';
-import { createReinHarness, pricingLookup } from '../index.ts';
+import {
+  DiskSessionStore,
+  createReinHarness,
+  pricingLookup,
+  reinSessionsDirectory,
+  resolveReinHome,
+} from '../index.ts';
 import { answering, reinRequestError } from './acp-errors.ts';
 import { AcpSession } from './acp-session.ts';
 import { clientFiles } from './client-files.ts';
@@ -69,6 +76,7 @@ export class ReinAcpAgent {
   readonly #sessions = new Map<string, AcpSession>();
   #client: AgentContext | undefined;
   #capabilities: ClientCapabilities = {};
+  #listStore: SessionStore | undefined;
 
   constructor(options: AcpAgentOptions) {
     this.#options = options;
@@ -310,9 +318,11 @@ export class ReinAcpAgent {
   }
 
   async #list(cwd: string | undefined, cursor: string | undefined): Promise<ListSessionsResponse> {
-    const harness = await this.#workspace(cwd ?? this.#anyWorkspace());
-    const rows = (await harness.store.list()).filter(
-      (row) => row.cwd !== undefined && (cwd === undefined || row.cwd === harness.cwd),
+    // Listing reads the store only: no workspace is composed (nor its MCP servers started) for it.
+    const store = this.#store();
+    const wanted = cwd === undefined ? undefined : await realpath(cwd).catch(() => cwd);
+    const rows = (await store.list()).filter(
+      (row) => row.cwd !== undefined && (wanted === undefined || row.cwd === wanted),
     );
     const start = cursor === undefined ? 0 : Number(cursor);
     if (!Number.isSafeInteger(start) || start < 0) {
@@ -323,10 +333,7 @@ export class ReinAcpAgent {
     for (; index < rows.length && sessions.length < listPageSize; index++) {
       const row = rows[index]!;
       // Subagent sessions belong to their parent's tool call, not to the session list.
-      if (
-        row.parentSession !== undefined &&
-        (await harness.store.read(row.id)).header.origin === 'subagent'
-      ) {
+      if (row.parentSession !== undefined && (await store.read(row.id)).header.origin === 'subagent') {
         continue;
       }
       sessions.push({
@@ -339,9 +346,11 @@ export class ReinAcpAgent {
     return { sessions, ...(index < rows.length ? { nextCursor: String(index) } : {}) };
   }
 
-  #anyWorkspace(): string {
-    const first = this.#harnesses.keys().next();
-    return first.done === true ? process.cwd() : first.value;
+  #store(): SessionStore {
+    this.#listStore ??= new DiskSessionStore({
+      root: reinSessionsDirectory(resolveReinHome(undefined, this.#options.env)),
+    });
+    return this.#listStore;
   }
 
   async #askPermission(

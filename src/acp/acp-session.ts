@@ -49,6 +49,8 @@ export class AcpSession {
   readonly #disposers: Disposer[] = [];
   #route: Route | undefined;
   #sent: Promise<void> = Promise.resolve();
+  #pending: { kind: 'agent_message_chunk' | 'agent_thought_chunk'; text: string } | undefined;
+  #flushScheduled = false;
   #closed = false;
 
   constructor(harness: ReinHarness, agent: Agent, client: AgentContext) {
@@ -124,19 +126,56 @@ export class AcpSession {
     this.#route = route;
   }
 
-  /** Sends one update to the client, in order after every earlier one. */
+  /**
+   * Sends one update to the client, in order after every earlier one. Text chunks of one kind that
+   * arrive within one turn of the event loop go out as one chunk (a burst of deltas is one message,
+   * a lone delta leaves at once).
+   */
   send(update: SessionUpdate): void {
+    if (this.#closed) return;
+    if (
+      (update.sessionUpdate === 'agent_message_chunk' || update.sessionUpdate === 'agent_thought_chunk') &&
+      update.content.type === 'text'
+    ) {
+      if (this.#pending?.kind === update.sessionUpdate) {
+        this.#pending.text += update.content.text;
+        return;
+      }
+      this.#flushPending();
+      this.#pending = { kind: update.sessionUpdate, text: update.content.text };
+      if (!this.#flushScheduled) {
+        this.#flushScheduled = true;
+        setImmediate(() => {
+          this.#flushScheduled = false;
+          this.#flushPending();
+        });
+      }
+      return;
+    }
+    this.#flushPending();
+    this.#notify(update);
+  }
+
+  /** Resolves once every update sent so far was handed to the transport. */
+  flushed(): Promise<void> {
+    this.#flushPending();
+    return this.#sent;
+  }
+
+  #flushPending(): void {
+    const pending = this.#pending;
+    if (pending === undefined) return;
+    this.#pending = undefined;
+    this.#notify({ sessionUpdate: pending.kind, content: { type: 'text', text: pending.text } });
+  }
+
+  #notify(update: SessionUpdate): void {
     if (this.#closed) return;
     const sent = this.#client.notify(methods.client.session.update, { sessionId: this.id, update });
     this.#sent = sent.catch((error: unknown) => {
       // A closed connection loses its updates; the log keeps everything.
       process.stderr.write(`rein acp: could not send an update: ${String(error)}\n`);
     });
-  }
-
-  /** Resolves once every update sent so far was handed to the transport. */
-  flushed(): Promise<void> {
-    return this.#sent;
   }
 
   /**
@@ -199,6 +238,7 @@ export class AcpSession {
 
   /** Stops streaming and disposes the agent (the log stays resumable). */
   async close(): Promise<void> {
+    this.#flushPending();
     this.#closed = true;
     for (const dispose of this.#disposers.splice(0).reverse()) dispose();
     await this.agent.dispose();

@@ -3,6 +3,7 @@ import type {
   AnySessionEvent,
   AssistantItem,
   PricingLookup,
+  StreamChunk,
   Tool,
   ToolCard,
   TranscriptItem,
@@ -71,7 +72,7 @@ export class SessionUpdates {
     if (touched === undefined) return [];
     const updates: SessionUpdate[] = [];
     for (const item of touched) {
-      if (item.kind === 'assistant') this.#answer(item, updates);
+      if (item.kind === 'assistant') this.#answer(item, event, updates);
       else if (item.kind === 'tool') this.#card(item, updates);
     }
     if (this.#transcript.todos !== this.#todos) {
@@ -81,12 +82,25 @@ export class SessionUpdates {
     return updates;
   }
 
-  #answer(item: AssistantItem, updates: SessionUpdate[]): void {
+  #answer(item: AssistantItem, event: AnySessionEvent, updates: SessionUpdate[]): void {
     let sent = this.#sentText.get(item);
     if (sent === undefined) {
       sent = [];
       this.#sentText.set(item, sent);
     }
+    const chunk = event.type === 'assistant/chunk' ? (event.data as { chunk: StreamChunk }).chunk : undefined;
+    if (chunk?.type === 'text-delta' || chunk?.type === 'reasoning-delta') {
+      // The delta is exactly what the fold appended: send it as is. Slicing the grown text instead would
+      // flatten it on every chunk (quadratic over a long answer).
+      if (chunk.text === '') return;
+      sent[chunk.index] = (sent[chunk.index] ?? 0) + chunk.text.length;
+      updates.push({
+        sessionUpdate: chunk.type === 'text-delta' ? 'agent_message_chunk' : 'agent_thought_chunk',
+        content: { type: 'text', text: chunk.text },
+      });
+      return;
+    }
+    // Other events (the final message, a block's end) may carry text no delta showed: send the rest.
     item.blocks.forEach((block, index) => {
       if (block === undefined || (block.type !== 'text' && block.type !== 'reasoning')) return;
       const from = sent[index] ?? 0;
