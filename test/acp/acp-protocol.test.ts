@@ -83,6 +83,22 @@ describe('rein acp: the wire', () => {
     );
     expect((await answerTo(7)).error).toMatchObject({ code: -32602, data: { code: 'INVALID_MODE' } });
 
+    const sessionId = JSON.stringify(created.result!.sessionId);
+    send(`{"jsonrpc":"2.0","id":8,"method":"session/close","params":{"sessionId":${sessionId}}}`);
+    expect((await answerTo(8)).result).toEqual({});
+    send(
+      `{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId":${sessionId},"prompt":[{"type":"text","text":"hi"}]}}`,
+    );
+    expect((await answerTo(9)).error).toMatchObject({ code: -32002, data: { code: 'SESSION_NOT_FOUND' } });
+    send(
+      `{"jsonrpc":"2.0","id":10,"method":"session/resume","params":{"sessionId":${sessionId},"cwd":${JSON.stringify(box.workspace)}}}`,
+    );
+    expect((await answerTo(10)).result).toMatchObject({ modes: { currentModeId: 'ask' } });
+    send(
+      `{"jsonrpc":"2.0","id":11,"method":"session/set_mode","params":{"sessionId":${sessionId},"modeId":"read-only"}}`,
+    );
+    expect((await answerTo(11)).result).toEqual({});
+
     // Every byte on stdout was a protocol message (the demo notice went to stderr).
     expect(messages().every((message) => message.jsonrpc === '2.0')).toBe(true);
     child.stdin.end();
