@@ -7,7 +7,6 @@ import { processIo } from './cli-io.ts';
 import type { CommandSpec } from './command-line.ts';
 import { parseCommand } from './command-line.ts';
 import { commandSpec, runSpec, webSpec } from './command-specs.ts';
-import { acpCommand } from './acp-command.ts';
 import { doctorCommand } from './doctor-command.ts';
 import { mcpCommand } from './mcp-command.ts';
 import { commandHelp, generalHelp, shortUsage } from './help-text.ts';
@@ -28,7 +27,8 @@ const handlers: Readonly<Record<string, CommandHandler>> = {
   doctor: doctorCommand,
   web: webCommand,
   mcp: mcpCommand,
-  acp: acpCommand,
+  // Loaded on use: no other command pays for the ACP SDK.
+  acp: async (parsed, io) => (await import('./acp-command.ts')).acpCommand(parsed, io),
 };
 
 /** Runs the `rein` command line and resolves its exit code; errors are printed, never thrown. */
