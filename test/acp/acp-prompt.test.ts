@@ -314,4 +314,30 @@ describe('rein acp: prompts', () => {
     expect(chunkText(acp!.updatesOf(sessionId), 'agent_message_chunk')).toContain('Demo model');
     expect(server!.requests).toHaveLength(0);
   });
+
+  it('a turn that fails answers the prompt with a JSON-RPC error carrying the provider code; the session goes on', async () => {
+    const setup = await setUp(() => [
+      { status: 401, error: { type: 'authentication_error', message: 'bad key' } },
+      { text: 'Working again.' },
+    ]);
+    const { sessionId } = setup;
+    const failure = await acp!.agent
+      .request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(failure).toMatchObject({ code: -32000, data: { code: 'AUTH' } });
+    const again = await acp!.agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: 'text', text: 'hello again' }],
+    });
+    expect(again.stopReason).toBe('end_turn');
+    const log = await durableLog(setup.box, sessionId);
+    expect(
+      log
+        .filter((event) => event.type === 'turn/end')
+        .map((event) => (event.data as { reason: { kind: string } }).reason.kind),
+    ).toEqual(['error', 'completed']);
+  });
 });
