@@ -30,7 +30,7 @@ import { agentsMdPlugin } from './prompt/index.ts';
 import type { PricingLookup, SessionStore } from './session/index.ts';
 import { openSessionStore } from './session/stores/index.ts';
 import type { Tool } from './tools/index.ts';
-import type { SandboxSettings } from './tools/builtin/index.ts';
+import type { EditorFiles, SandboxSettings } from './tools/builtin/index.ts';
 import { builtinTools, sandboxStatus } from './tools/builtin/index.ts';
 
 /** Options of `createReinHarness`. */
@@ -64,6 +64,8 @@ export interface ReinHarnessOptions {
   maxParallelToolCalls?: number;
   /** How `bash` is sandboxed in the `sandbox` approval mode (network, extra hidden paths, `bwrap`). */
   sandbox?: SandboxSettings;
+  /** An editor the built-in file tools read and write through, for the sessions it serves. */
+  editorFiles?: EditorFiles;
   /** MCP: `false` to run no configured server; otherwise timeouts and a warning listener. */
   mcp?: false | Pick<McpPluginOptions, 'startupTimeoutMs' | 'callTimeoutMs' | 'onWarning'>;
 }
@@ -331,6 +333,7 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
             },
           }
         : {}),
+      ...(options.editorFiles !== undefined ? { editorFiles: options.editorFiles } : {}),
     }),
     ...(options.tools ?? []),
   ];

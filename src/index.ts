@@ -210,3 +210,8 @@ export type {
 } from './plugins/mcp/mcp-server-config.ts';
 export { McpError } from './plugins/mcp/mcp-error.ts';
 export type { McpErrorCode } from './plugins/mcp/mcp-error.ts';
+
+// Editors: the file tools' editor seam, how tools present themselves, and a session's approval mode.
+export type { ToolCategory, ToolEdit, ToolPreview, ToolConfinement } from './tools/tool.ts';
+export type { EditorFiles, EditorFileContext } from './tools/builtin/builtin-settings.ts';
+export { setPermissionMode, permissionModeOf } from './plugins/permissions/permissions-plugin.ts';

@@ -24,12 +24,12 @@ const allowed: Record<string, readonly string[]> = {
 
 // Front ends see only the SDK barrels: the public ones, and the internal one that the package never exports
 // (and the CLI may start the server, `rein web`, and the terminal UI, `rein chat`).
-const publicOnly = new Set(['cli', 'server', 'tui']);
+const publicOnly = new Set(['cli', 'server', 'tui', 'acp']);
 const publicBarrels = new Set(['index.ts', 'testing/index.ts', 'internal.ts']);
 // Two dependency-free leaves keep the CLI's start-up path small: package-root.ts (where the package is
 // installed: its version, the built Web UI) and harness-error.ts (the base error class alone).
 const frontEndExtras: Record<string, readonly string[]> = {
-  cli: ['server/index.ts', 'tui/index.ts', 'package-root.ts', 'harness-error.ts'],
+  cli: ['server/index.ts', 'tui/index.ts', 'acp/index.ts', 'package-root.ts', 'harness-error.ts'],
   server: ['package-root.ts'],
 };
 

@@ -329,6 +329,31 @@ export const mcpSpec: CommandSpec = {
   ],
 };
 
+/** `rein acp`. */
+export const acpSpec: CommandSpec = {
+  name: 'acp',
+  // Loaded on use: no other command pays for the ACP SDK.
+  load: async () => (await import('./acp-command.ts')).acpCommand,
+  summary: 'Serve an editor such as Zed over the Agent Client Protocol on stdin/stdout.',
+  usage: ['acp [options]'],
+  maxPositionals: 0,
+  options: [
+    modelOption,
+    {
+      name: 'approve',
+      type: 'string',
+      value: 'mode',
+      description:
+        'The approval mode new sessions start in (ask by default); the editor can switch it per session.',
+    },
+  ],
+  examples: ['rein acp', 'rein acp --model deepseek/deepseek-chat --approve auto-edit'],
+  notes: [
+    'Started by the editor, not by hand: stdout carries only protocol messages; notices and errors go to stderr.',
+    "Each session works in the directory the editor sends as its cwd. See docs/editors.md for Zed's settings.",
+  ],
+};
+
 /** Every command, in the order the general help lists them. */
 export const commandSpecs: readonly CommandSpec[] = [
   chatSpec,
@@ -341,6 +366,7 @@ export const commandSpecs: readonly CommandSpec[] = [
   doctorSpec,
   webSpec,
   mcpSpec,
+  acpSpec,
 ];
 
 /** The spec of a command name, if it exists. */

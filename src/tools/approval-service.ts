@@ -18,11 +18,15 @@ export interface ApprovalRequest {
   readonly preview?: ToolPreview;
 }
 
-/** A human's answer; `aborted` means the turn was cancelled while waiting. */
+/**
+ * A human's answer; `allow-session` / `deny-session` also decide identical calls for the rest of the
+ * session; `aborted` means the turn was cancelled while waiting.
+ */
 export type ApprovalDecision =
   | { decision: 'allow-once' }
   | { decision: 'allow-session' }
   | { decision: 'deny'; reason?: string }
+  | { decision: 'deny-session'; reason?: string }
   | { decision: 'aborted' };
 
 /**

@@ -331,7 +331,11 @@ export class ToolPipeline {
       callId: call.callId,
       decision: decision.decision,
     };
-    if (decision.decision === 'deny' && decision.reason !== undefined) decided.reason = decision.reason;
+    if (
+      (decision.decision === 'deny' || decision.decision === 'deny-session') &&
+      decision.reason !== undefined
+    )
+      decided.reason = decision.reason;
     session.append('tool/approval-decided', decided);
     switch (decision.decision) {
       case 'allow-once':
@@ -340,6 +344,7 @@ export class ToolPipeline {
       case 'aborted':
         return { kind: 'deny', reason: 'tool call aborted while waiting for approval' };
       case 'deny':
+      case 'deny-session':
         return { kind: 'deny', reason: denialReason(call.name, reason, decision) };
     }
   }
@@ -451,7 +456,7 @@ function applyPostDecision(result: ToolExecutionResult, decision: PostToolDecisi
 function denialReason(
   name: string,
   askReason: string | undefined,
-  outcome: ApprovalOutcome & { decision: 'deny' },
+  outcome: ApprovalOutcome & { decision: 'deny' | 'deny-session' },
 ): string {
   const because = askReason !== undefined && askReason !== '' ? ` (${askReason})` : '';
   if (outcome.failure === 'no-approver') {

@@ -66,12 +66,27 @@ export interface ToolConfinement {
   readonly network: boolean;
 }
 
+/** How front ends group a tool's calls (an editor's tool kinds); derived from `effect` when omitted. */
+export type ToolCategory = 'read' | 'edit' | 'search' | 'execute' | 'fetch' | 'think' | 'other';
+
+/** A file change a call proposes (a fragment or the whole new text), for front ends that show it. */
+export interface ToolEdit {
+  readonly path: string;
+  /** The text replaced; omitted when the call writes the whole file. */
+  readonly oldText?: string;
+  readonly newText: string;
+}
+
 /** A tool definition. */
 export interface Tool<Args = unknown> {
   readonly name: string;
   readonly description: string;
   /** What calls of this tool do; omitted means `other` (treated as mutating by policies). */
   readonly effect?: ToolEffect;
+  /** How front ends group its calls; omitted means derived from `effect`. */
+  readonly category?: ToolCategory;
+  /** The file changes a call proposes, shown to a human before and after it runs. */
+  edits?(args: Args): ToolEdit[];
   /** True for polling/status tools whose repeated identical calls are expected. */
   readonly polling?: boolean;
   /** The filesystem paths a call touches, for path-aware policies. */

@@ -35,7 +35,8 @@ const scrubbed = [
   'REIN_MODEL',
 ];
 
-function environment(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+/** The environment a test's `rein` runs with: no developer keys, no demo delay, no colour, plus `extra`. */
+export function reinEnvironment(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of scrubbed) delete env[name];
   env.REIN_DEMO_DELAY_MS = '0';
@@ -54,7 +55,7 @@ export function startRein(
 ): { child: ChildProcess; result: Promise<ReinResult> } {
   const child = spawn(process.execPath, [reinBin, ...args], {
     cwd: options.cwd,
-    env: environment(options.env),
+    env: reinEnvironment(options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';

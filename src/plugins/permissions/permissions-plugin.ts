@@ -3,6 +3,7 @@ import type { HarnessPlugin, PluginHost } from '../../agent/index.ts';
 import type { Disposer } from '../../hooks/index.ts';
 import { HarnessError } from '../../llm/index.ts';
 import type { Session } from '../../session/index.ts';
+import { registerSessionEventTypes } from '../../session/index.ts';
 import type { PreToolDecision, Tool, ToolCallInfo, ToolConfinement } from '../../tools/index.ts';
 import { parseToolArguments } from '../../tools/index.ts';
 import type { PathGrant } from '../../tools/builtin/index.ts';
@@ -20,10 +21,42 @@ export interface PermissionsOptions {
   reinHome?: string;
 }
 
+declare module '../../session/session-event.ts' {
+  interface SessionEventMap {
+    /** The session's approval mode from here on (overrides the plugin's mode for this session and its subagents). */
+    'permissions/mode': { mode: PermissionMode };
+  }
+}
+
+registerSessionEventTypes(['permissions/mode']);
+
 interface SessionState {
   scanned: number;
   readonly requests: Map<string, { name: string; arguments: string }>;
   readonly approvals: Set<string>;
+  readonly denials: Set<string>;
+  mode: PermissionMode | undefined;
+}
+
+/**
+ * Switches a session's approval mode durably (a `permissions/mode` record the plugin reads before the
+ * next call); throws HarnessError `INVALID_OPTIONS` for an unknown mode.
+ */
+export function setPermissionMode(session: Session, mode: PermissionMode): void {
+  if (!permissionModes.includes(mode)) {
+    throw new HarnessError('INVALID_OPTIONS', `unknown permission mode ${JSON.stringify(mode)}`);
+  }
+  session.append('permissions/mode', { mode });
+}
+
+/** The approval mode a session's log last set with `setPermissionMode`, or undefined. */
+export function permissionModeOf(session: Pick<Session, 'log'>): PermissionMode | undefined {
+  const log = session.log;
+  for (let index = log.length - 1; index >= 0; index--) {
+    if (log.typeAt(index) !== 'permissions/mode') continue;
+    return (log.at(index)!.data as { mode: PermissionMode }).mode;
+  }
+  return undefined;
 }
 
 /** The facts of a call, read from the tool's declared properties (`effect`, `paths`, `command`). */
@@ -86,8 +119,9 @@ function combine(ours: PreToolDecision, inner: PreToolDecision): PreToolDecision
 
 /**
  * The approval policy on `tools/pre-execute`: rules and mode decide allow, deny or ask (the pipeline
- * records and routes the question); `allow-session` answers found on the log let identical calls run
- * for the rest of the session; outside paths of permitted calls are granted to their tool bodies.
+ * records and routes the question); `allow-session` / `deny-session` answers found on the log decide
+ * identical calls for the rest of the session, and a `permissions/mode` record sets the session's mode;
+ * outside paths of permitted calls are granted to their tool bodies.
  */
 export function permissionsPlugin(options: PermissionsOptions): HarnessPlugin {
   if (!permissionModes.includes(options.mode)) {
@@ -110,16 +144,26 @@ export function permissionsPlugin(options: PermissionsOptions): HarnessPlugin {
       const grants = new Map<string, PathGrant>();
       const grantKey = (call: ToolCallInfo): string => `${call.sessionId}\u0000${call.callId}`;
 
-      // Reads the log since the last look: allow-session answers become approvals of identical calls.
-      const approvalsOf = (session: Session): Set<string> => {
+      // Reads the log since the last look: session answers decide identical calls; mode records set the mode.
+      const approvalsOf = (session: Session): SessionState => {
         let state = sessions.get(session.id);
         if (state === undefined) {
-          state = { scanned: 0, requests: new Map(), approvals: new Set() };
+          state = {
+            scanned: 0,
+            requests: new Map(),
+            approvals: new Set(),
+            denials: new Set(),
+            mode: undefined,
+          };
           sessions.set(session.id, state);
         }
         const log = session.log;
         for (; state.scanned < log.length; state.scanned++) {
           const type = log.typeAt(state.scanned);
+          if (type === 'permissions/mode') {
+            state.mode = (log.at(state.scanned)!.data as { mode: PermissionMode }).mode;
+            continue;
+          }
           if (type !== 'tool/approval-requested' && type !== 'tool/approval-decided') continue;
           const event = log.at(state.scanned)!;
           if (event.type === 'tool/approval-requested') {
@@ -129,23 +173,38 @@ export function permissionsPlugin(options: PermissionsOptions): HarnessPlugin {
             const data = event.data as { requestId: string; decision: string };
             const request = state.requests.get(data.requestId);
             state.requests.delete(data.requestId);
-            if (data.decision !== 'allow-session' || request === undefined) continue;
+            const remembered =
+              data.decision === 'allow-session'
+                ? state.approvals
+                : data.decision === 'deny-session'
+                  ? state.denials
+                  : undefined;
+            if (remembered === undefined || request === undefined) continue;
             const tool = host.tools.get(request.name, undefined, session.id);
             const facts = callFacts(workspace, tool, request.name, parseToolArguments(request.arguments));
-            state.approvals.add(sessionApprovalKey(facts));
+            remembered.add(sessionApprovalKey(facts));
           }
         }
-        return state.approvals;
+        return state;
       };
 
       const disposers: Disposer[] = [
         host.hooks.on('tools/pre-execute', async (payload, next) => {
           const { call, session } = payload;
           const facts = callFacts(workspace, call.tool, call.name, call.args);
+          const state = approvalsOf(session);
+          if (state.denials.has(sessionApprovalKey(facts))) {
+            return {
+              kind: 'deny',
+              reason: `the user denied ${call.name} with these arguments for this session`,
+            };
+          }
+          const parent = session.header.parentSession;
           const verdict = evaluatePermission(facts, {
-            mode: options.mode,
+            mode:
+              state.mode ?? (parent !== undefined ? sessions.get(parent)?.mode : undefined) ?? options.mode,
             rules,
-            sessionApprovals: approvalsOf(session),
+            sessionApprovals: state.approvals,
           });
           if (verdict.decision.kind === 'deny') return verdict.decision;
           const decision = combine(verdict.decision, await next());

@@ -1,6 +1,6 @@
 import type { Tool } from '../tool.ts';
 import { createBashTool } from './bash-tool.ts';
-import type { BuiltinSettings } from './builtin-settings.ts';
+import type { BuiltinSettings, EditorFiles } from './builtin-settings.ts';
 import type { OutputLimit } from './bounded-output.ts';
 import type { SandboxSettings } from './sandbox.ts';
 import { createEditFileTool } from './edit-file-tool.ts';
@@ -31,6 +31,8 @@ export interface BuiltinToolsOptions {
   maxFileBytes?: number;
   /** Run `bash` inside the bubblewrap sandbox (`true` for the defaults: no network). */
   sandbox?: boolean | SandboxSettings;
+  /** An editor the file tools read and write through for the sessions it serves. */
+  editorFiles?: EditorFiles;
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {
@@ -62,6 +64,7 @@ export function builtinTools(options: BuiltinToolsOptions): Tool[] {
       : typeof options.sandbox === 'object'
         ? { sandbox: options.sandbox }
         : {}),
+    ...(options.editorFiles !== undefined ? { editorFiles: options.editorFiles } : {}),
   };
   const tools: Tool<never>[] = [
     createReadFileTool(settings),

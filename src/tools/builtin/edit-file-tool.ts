@@ -3,8 +3,8 @@ import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
-import { boundForModel, pathArgument } from './builtin-settings.ts';
-import { readTextFile, writeTextFile } from './file-access.ts';
+import { boundForModel, pathArgument, readCheckedText, writeCheckedText } from './builtin-settings.ts';
+import { readTextFile } from './file-access.ts';
 
 /** Arguments of `edit_file`. */
 export interface EditFileArgs {
@@ -30,27 +30,19 @@ function occurrences(text: string, needle: string): number {
 /** `edit_file`: exact string replacement that must match once (or everywhere with `replace_all`). */
 export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs> {
   const { workspace } = settings;
-  /** The file an edit changes, its text before and after, and how many places matched; throws like the tool. */
-  const plan = (args: EditFileArgs) => {
-    if (args.old_string === args.new_string) {
-      throw new ToolError('NO_CHANGE', 'old_string and new_string are identical; nothing to change');
-    }
-    // The write's access is checked first, so an edit outside the workspace is refused as a write.
-    workspace.check(args.path, 'write');
-    const read = readTextFile(workspace, args.path, settings.maxFileBytes);
-    const checked = read.resolved;
-    const before = read.text;
+  /** The text after an edit of `before`, and how many places matched; throws like the tool. */
+  const apply = (args: EditFileArgs, display: string, before: string) => {
     const count = occurrences(before, args.old_string);
     if (count === 0) {
       throw new ToolError(
         'NO_MATCH',
-        `old_string was not found in ${checked.display}; read the file again and copy the exact text, whitespace included`,
+        `old_string was not found in ${display}; read the file again and copy the exact text, whitespace included`,
       );
     }
     if (count > 1 && args.replace_all !== true) {
       throw new ToolError(
         'AMBIGUOUS_MATCH',
-        `old_string matches ${count} places in ${checked.display}; include more surrounding lines to make it unique, or set replace_all`,
+        `old_string matches ${count} places in ${display}; include more surrounding lines to make it unique, or set replace_all`,
       );
     }
     // split/join and slicing, never String.replace: `$&` and friends in new_string must stay literal.
@@ -61,7 +53,12 @@ export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs
       const index = before.indexOf(args.old_string);
       after = before.slice(0, index) + args.new_string + before.slice(index + args.old_string.length);
     }
-    return { checked, before, after, count };
+    return { after, count };
+  };
+  const refuseNoChange = (args: EditFileArgs): void => {
+    if (args.old_string === args.new_string) {
+      throw new ToolError('NO_CHANGE', 'old_string and new_string are identical; nothing to change');
+    }
   };
   return defineTool<EditFileArgs>({
     name: 'edit_file',
@@ -82,17 +79,28 @@ export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs
       additionalProperties: false,
     },
     paths: (args) => pathArgument(args),
+    edits: (args) => [{ path: args.path, oldText: args.old_string, newText: args.new_string }],
     preview(args) {
-      const { checked, before, after } = plan(args);
+      refuseNoChange(args);
+      // The write's access is checked first, so an edit outside the workspace is refused as a write.
+      workspace.check(args.path, 'write');
+      const read = readTextFile(workspace, args.path, settings.maxFileBytes);
+      const checked = read.resolved;
+      const { after } = apply(args, checked.display, read.text);
       return {
         path: checked.display,
-        diff: createTwoFilesPatch(checked.display, checked.display, before, after),
+        diff: createTwoFilesPatch(checked.display, checked.display, read.text, after),
         created: false,
       };
     },
-    execute(args) {
-      const { checked, before, after, count } = plan(args);
-      writeTextFile(workspace, args.path, after);
+    async execute(args, context) {
+      refuseNoChange(args);
+      workspace.check(args.path, 'write');
+      const read = await readCheckedText(settings, args.path, settings.maxFileBytes, context);
+      const checked = read.resolved;
+      const before = read.text;
+      const { after, count } = apply(args, checked.display, before);
+      await writeCheckedText(settings, args.path, after, context);
       const diff = createTwoFilesPatch(checked.display, checked.display, before, after);
       const hunks = diff.split('\n').slice(2).join('\n');
       const shown =

@@ -29,6 +29,7 @@ export function createGlobTool(settings: BuiltinSettings): Tool<GlobArgs> {
       'workspace root). Files ignored by .gitignore and the .git directory are skipped unless ' +
       `include_ignored is true. Returns sorted paths, at most ${maxGlobResults}.`,
     effect: 'read',
+    category: 'search',
     parameters: {
       type: 'object',
       properties: {

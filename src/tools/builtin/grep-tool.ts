@@ -43,6 +43,7 @@ export function createGrepTool(settings: BuiltinSettings): Tool<GrepArgs> {
       'files, .git and files ignored by .gitignore (unless include_ignored). Answers "path:line:text", at ' +
       `most max_results matches (default ${defaultGrepResults}).`,
     effect: 'read',
+    category: 'search',
     parameters: {
       type: 'object',
       properties: {

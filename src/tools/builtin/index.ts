@@ -1,6 +1,7 @@
 export * from './bash-tool.ts';
 export * from './bounded-output.ts';
 export * from './builtin-tools.ts';
+export type { EditorFileContext, EditorFiles } from './builtin-settings.ts';
 export * from './edit-file-tool.ts';
 export * from './file-access.ts';
 export * from './glob-tool.ts';

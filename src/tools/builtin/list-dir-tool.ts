@@ -28,6 +28,7 @@ export function createListDirTool(settings: BuiltinSettings): Tool<ListDirArgs> 
       'List the entries of a directory (default: the workspace root), sorted by name. Directories end ' +
       `with "/", symbolic links with "@". At most ${maxListEntries} entries are shown.`,
     effect: 'read',
+    category: 'search',
     parameters: {
       type: 'object',
       properties: {

@@ -45,13 +45,12 @@ export function createReadFileTool(settings: BuiltinSettings): Tool<ReadFileArgs
     },
     paths: (args) => pathArgument(args),
     isConcurrencySafe: () => true,
-    execute(args, context) {
+    async execute(args, context) {
       const offset = args.offset ?? 1;
       const limit = args.limit ?? defaultReadLineLimit;
       const byteBudget = (settings.outputLimit.maxBytes ?? defaultOutputMaxBytes) - 300;
       const opened = openVerified(workspace, args.path);
       const checked = opened.resolved;
-      const size = opened.stat.size;
       try {
         if (opened.stat.isDirectory()) {
           throw new ToolError(
@@ -60,7 +59,19 @@ export function createReadFileTool(settings: BuiltinSettings): Tool<ReadFileArgs
           );
         }
         if (!opened.stat.isFile()) throw new ToolError('NOT_A_FILE', `${args.path} is not a regular file`);
-        const window = readWindow(opened.fd, offset, limit, byteBudget, context.signal);
+        // An editor serving the session answers with its buffer (unsaved changes included).
+        const editor = await settings.editorFiles?.readTextFile(checked.real, context);
+        const source = editor !== undefined ? Buffer.from(editor) : undefined;
+        const size = source?.length ?? opened.stat.size;
+        const window = readWindow(
+          source !== undefined
+            ? (buffer, position) => source.copy(buffer, 0, position, position + buffer.length)
+            : (buffer, position) => readSync(opened.fd, buffer, 0, buffer.length, position),
+          offset,
+          limit,
+          byteBudget,
+          context.signal,
+        );
         if (window.binary) {
           throw new ToolError(
             'BINARY_FILE',
@@ -106,7 +117,7 @@ interface ReadWindow {
 
 // Streams the file line by line, keeping only the requested window, so huge files cost only what is shown.
 function readWindow(
-  fd: number,
+  readAt: (buffer: Buffer, position: number) => number,
   offset: number,
   limit: number,
   byteBudget: number,
@@ -156,7 +167,7 @@ function readWindow(
   };
   while (!done) {
     if (signal.aborted) throw new ToolError('ABORTED', 'read_file was aborted');
-    const count = readSync(fd, buffer, 0, buffer.length, position);
+    const count = readAt(buffer, position);
     if (position === 0 && looksBinary(buffer.subarray(0, Math.min(count, binarySniffBytes)))) {
       window.binary = true;
       return window;

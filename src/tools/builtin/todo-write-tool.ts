@@ -40,6 +40,7 @@ export function createTodoWriteTool(settings: BuiltinSettings): Tool<TodoWriteAr
       'in_progress, and mark items completed as soon as they are done.',
     // It changes only the agent's own plan, nothing in the workspace, so policies treat it as harmless.
     effect: 'read',
+    category: 'think',
     parameters: {
       type: 'object',
       properties: {

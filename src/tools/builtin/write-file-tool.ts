@@ -2,8 +2,8 @@ import { createTwoFilesPatch } from 'diff';
 import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
-import { pathArgument } from './builtin-settings.ts';
-import { readTextFile, writeTextFile } from './file-access.ts';
+import { pathArgument, readCheckedText, writeCheckedText } from './builtin-settings.ts';
+import { readTextFile } from './file-access.ts';
 import { ToolError } from '../tool-error.ts';
 
 /** Arguments of `write_file`. */
@@ -49,6 +49,7 @@ export function createWriteFileTool(settings: BuiltinSettings): Tool<WriteFileAr
       additionalProperties: false,
     },
     paths: (args) => pathArgument(args),
+    edits: (args) => [{ path: args.path, newText: args.content }],
     preview(args) {
       const checked = workspace.check(args.path, 'write');
       const { existed, before: text } = previous(args.path);
@@ -57,10 +58,18 @@ export function createWriteFileTool(settings: BuiltinSettings): Tool<WriteFileAr
       const diff = createTwoFilesPatch(checked.display, checked.display, before, args.content);
       return { path: checked.display, diff, created: !existed };
     },
-    execute(args) {
+    async execute(args, context) {
       workspace.check(args.path, 'write');
-      const { before } = previous(args.path);
-      const outcome = writeTextFile(workspace, args.path, args.content);
+      let before: string | undefined;
+      try {
+        before = (await readCheckedText(settings, args.path, maxDiffBytes, context)).text;
+      } catch (error) {
+        // A missing file is created; a binary or huge previous version is still replaced, without a diff.
+        if (!(error instanceof ToolError)) throw error;
+        if (error.code !== 'FILE_NOT_FOUND' && error.code !== 'BINARY_FILE' && error.code !== 'FILE_TOO_LARGE')
+          throw error;
+      }
+      const outcome = await writeCheckedText(settings, args.path, args.content, context);
       const checked = outcome.resolved;
       const bytes = outcome.bytes;
       const existed = outcome.replaced;
