@@ -1,9 +1,13 @@
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { HarnessPlugin } from './agent/index.ts';
+import type { ReinConfig } from './config/index.ts';
 import {
+  ConfigError,
+  configuredModelInfo,
   createConfiguredProviders,
   defaultConfiguredModel,
+  describeUnknownConfigKeys,
   describeProviders,
   loadReinConfig,
   reinConfigPath,
@@ -55,6 +59,11 @@ export interface ReinHarnessOptions {
   plugins?: readonly HarnessPlugin[];
   /** Bound of the rolling pool of parallel tool calls; 10 by default. */
   maxParallelToolCalls?: number;
+  /**
+   * For commands that only read stored sessions: a config file that cannot be read or is invalid is
+   * reported in `configWarnings` and left out (no configured providers), instead of failing.
+   */
+  tolerateBrokenConfig?: boolean;
 }
 
 /** A provider/model pair. */
@@ -104,6 +113,8 @@ export class ReinHarness extends Harness {
   readonly usingDemo: boolean;
   /** What the user should be told about this composition (one sentence each). */
   readonly notices: readonly string[];
+  /** Problems with the config file: unknown keys (with the nearest known one), or a broken file that was ignored. */
+  readonly configWarnings: readonly string[];
   readonly #env: Readonly<Record<string, string | undefined>>;
   // Providers that do not come from the configuration (the demo, extra adapters): never reloaded.
   readonly #localProviders: ReadonlySet<string>;
@@ -115,6 +126,7 @@ export class ReinHarness extends Harness {
       approvalMode: PermissionMode;
       usingDemo: boolean;
       notices: readonly string[];
+      configWarnings?: readonly string[];
       env: Readonly<Record<string, string | undefined>>;
       localProviders: readonly string[];
     },
@@ -125,6 +137,7 @@ export class ReinHarness extends Harness {
     this.approvalMode = options.approvalMode;
     this.usingDemo = options.usingDemo;
     this.notices = options.notices;
+    this.configWarnings = options.configWarnings ?? [];
     this.#env = options.env;
     this.#localProviders = new Set(options.localProviders);
   }
@@ -145,6 +158,33 @@ export class ReinHarness extends Harness {
       registered.push(adapter.provider);
     }
     return registered;
+  }
+
+  /**
+   * Throws HarnessError `PROMPT_TOO_LARGE` when a prompt alone measures more tokens than the route's
+   * whole context window (about four characters a token): such a request can never succeed, so it is
+   * refused before anything is sent or logged, with the numbers and what to do instead.
+   */
+  assertPromptFits(text: string, route: ModelRoute = this.route): void {
+    let contextWindow: number | undefined;
+    try {
+      contextWindow = this.llm.prepare({ provider: route.provider, model: route.model }).model?.contextWindow;
+    } catch (error) {
+      // An unknown route has no window to measure against; sending reports the route itself.
+      if (error instanceof HarnessError) return;
+      throw error;
+    }
+    if (contextWindow === undefined) return;
+    const tokens = Math.ceil(text.length / 4);
+    if (tokens <= contextWindow) return;
+    const megabytes = (Buffer.byteLength(text) / 1_000_000).toFixed(1);
+    throw new HarnessError(
+      'PROMPT_TOO_LARGE',
+      `the prompt is about ${tokens.toLocaleString('en-US')} tokens (${megabytes} MB), ` +
+        `${(tokens / contextWindow).toFixed(1)}× the ${contextWindow.toLocaleString('en-US')}-token context window of ` +
+        `${route.provider}/${route.model}, so it was not sent. Save it as a file in the workspace and ask the model ` +
+        'to read what it needs from it (e.g. "summarize notes.txt"): tool reads are bounded and compaction can work on them.',
+    );
   }
 
   /** The default route, which always exists for the app harness. */
@@ -192,9 +232,20 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
       `approval mode '${String(approvalMode)}' is not one of ${permissionModes.join(', ')}`,
     );
   }
-  const config = await loadReinConfig(home);
+  const configWarnings: string[] = [];
+  let config: ReinConfig;
+  let configured: LlmAdapter[];
+  try {
+    config = await loadReinConfig(home);
+    configured = createConfiguredProviders({ env, config }).providers;
+  } catch (error) {
+    if (options.tolerateBrokenConfig !== true || !(error instanceof ConfigError)) throw error;
+    config = {};
+    configured = [];
+    configWarnings.push(`${error.message}; it is ignored for this command (fix it with: rein config edit)`);
+  }
+  configWarnings.push(...describeUnknownConfigKeys(config, reinConfigPath(home)));
   const inputs = { env, config };
-  const { providers: configured } = createConfiguredProviders(inputs);
   const notices: string[] = [];
   let harness: ReinHarness | undefined;
   const demo = new DemoProvider({
@@ -263,10 +314,15 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     options.store ??
     new DiskSessionStore({
       root: reinSessionsDirectory(home),
+      // A registered adapter knows its models best; without one (no key set now) the catalog and the
+      // config still price what the log recorded.
       pricing: (provider, model) => {
-        if (harness === undefined) return undefined;
-        pricing ??= pricingLookup(harness.llm);
-        return pricing(provider, model);
+        if (harness !== undefined) {
+          pricing ??= pricingLookup(harness.llm);
+          const found = pricing(provider, model);
+          if (found !== undefined) return found;
+        }
+        return configuredModelInfo(provider, model, inputs)?.pricing;
       },
     });
   harness = new ReinHarness({
@@ -280,6 +336,7 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     approvalMode,
     usingDemo,
     notices,
+    configWarnings,
     env,
     localProviders: [demo.provider, ...extra.map((adapter) => adapter.provider)],
     ...(options.maxParallelToolCalls !== undefined

@@ -7,6 +7,7 @@ import { processIo } from './cli-io.ts';
 import type { CommandSpec } from './command-line.ts';
 import { parseCommand } from './command-line.ts';
 import { commandSpec, runSpec, webSpec } from './command-specs.ts';
+import { configCommand } from './config-command.ts';
 import { doctorCommand } from './doctor-command.ts';
 import { commandHelp, generalHelp, shortUsage } from './help-text.ts';
 import { runCommand } from './run-command.ts';
@@ -23,6 +24,7 @@ const handlers: Readonly<Record<string, CommandHandler>> = {
   compact: compactCommand,
   rm: rmCommand,
   doctor: doctorCommand,
+  config: configCommand,
   web: webCommand,
 };
 

@@ -72,6 +72,10 @@ export class TextRunOutput implements RunOutput {
   readonly #spinner: Spinner;
   readonly #calls = new Map<string, string>();
   #atLineStart = true;
+  // Whether stdout has answer text, and whether the current step has added some yet: the text of
+  // separate steps is kept apart by a blank line instead of running together.
+  #printedText = false;
+  #stepPrinted = false;
 
   constructor(io: CliIo) {
     this.#io = io;
@@ -84,7 +88,12 @@ export class TextRunOutput implements RunOutput {
         this.#chunk((event.data as { chunk: StreamChunk }).chunk);
         return;
       case 'step/start':
+        this.#stepPrinted = false;
         this.#spinner.start('waiting for the model…');
+        return;
+      case 'turn/end':
+        this.#spinner.stop();
+        this.#endLine();
         return;
       case 'assistant/message': {
         this.#spinner.stop();
@@ -172,6 +181,12 @@ export class TextRunOutput implements RunOutput {
     if (chunk.type === 'text-delta') {
       if (chunk.text === '') return;
       this.#spinner.stop();
+      if (!this.#stepPrinted && this.#printedText) {
+        this.#endLine();
+        this.#io.stdout.write('\n');
+      }
+      this.#stepPrinted = true;
+      this.#printedText = true;
       this.#io.stdout.write(chunk.text);
       this.#atLineStart = chunk.text.endsWith('\n');
     } else if (chunk.type === 'reasoning-delta') {
