@@ -17,15 +17,11 @@ beforeEach(() => {
 afterAll(() => box.cleanup());
 
 const rein = (args: string[], input?: string, env: Record<string, string> = {}) =>
-  runRein(
-    args,
-    {
-      cwd: box.workspace,
-      env: { ...box.env, ...env },
-      ...(input !== undefined ? { input } : {}),
-    },
-    120_000,
-  );
+  runRein(args, {
+    cwd: box.workspace,
+    env: { ...box.env, ...env },
+    ...(input !== undefined ? { input } : {}),
+  });
 
 describe('rein config', () => {
   it('path prints the config file of the home', async () => {

@@ -18,15 +18,11 @@ beforeAll(() => {
 afterAll(() => box.cleanup());
 
 const rein = (args: string[], env: Record<string, string> = {}, input?: string) =>
-  runRein(
-    args,
-    {
-      cwd: box.workspace,
-      env: { ...box.env, ...env },
-      ...(input !== undefined ? { input } : {}),
-    },
-    120_000,
-  );
+  runRein(args, {
+    cwd: box.workspace,
+    env: { ...box.env, ...env },
+    ...(input !== undefined ? { input } : {}),
+  });
 
 async function sessionIds(): Promise<string[]> {
   const listed = await rein(['sessions', '--json']);
