@@ -1,9 +1,13 @@
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { HarnessPlugin } from './agent/index.ts';
+import type { ReinConfig } from './config/index.ts';
 import {
+  ConfigError,
+  configuredModelInfo,
   createConfiguredProviders,
   defaultConfiguredModel,
+  describeUnknownConfigKeys,
   describeProviders,
   loadReinConfig,
   reinConfigPath,
@@ -68,6 +72,11 @@ export interface ReinHarnessOptions {
   editorFiles?: EditorFiles;
   /** MCP: `false` to run no configured server; otherwise timeouts and a warning listener. */
   mcp?: false | Pick<McpPluginOptions, 'startupTimeoutMs' | 'callTimeoutMs' | 'onWarning'>;
+  /**
+   * For commands that only read stored sessions: a config file that cannot be read or is invalid is
+   * reported in `configWarnings` and left out (no configured providers), instead of failing.
+   */
+  tolerateBrokenConfig?: boolean;
 }
 
 /** A provider/model pair. */
@@ -123,6 +132,8 @@ export class ReinHarness extends Harness {
   readonly mcp: McpPlugin;
   /** The MCP part of `notices` (broken files, invalid entries, untrusted project servers). */
   readonly mcpNotices: readonly string[];
+  /** Problems with the config file: unknown keys (with the nearest known one), or a broken file that was ignored. */
+  readonly configWarnings: readonly string[];
   readonly #env: Readonly<Record<string, string | undefined>>;
   // Providers that do not come from the configuration (the demo, extra adapters): never reloaded.
   readonly #localProviders: ReadonlySet<string>;
@@ -136,6 +147,7 @@ export class ReinHarness extends Harness {
       usingDemo: boolean;
       notices: readonly string[];
       warnings?: readonly string[];
+      configWarnings?: readonly string[];
       env: Readonly<Record<string, string | undefined>>;
       localProviders: readonly string[];
       /** The store was opened from a selection: disposing the harness closes it. */
@@ -154,6 +166,7 @@ export class ReinHarness extends Harness {
     this.usingDemo = options.usingDemo;
     this.notices = options.notices;
     this.warnings = options.warnings ?? [];
+    this.configWarnings = options.configWarnings ?? [];
     this.#env = options.env;
     this.#localProviders = new Set(options.localProviders);
   }
@@ -187,6 +200,33 @@ export class ReinHarness extends Harness {
       registered.push(adapter.provider);
     }
     return registered;
+  }
+
+  /**
+   * Throws HarnessError `PROMPT_TOO_LARGE` when a prompt alone measures more tokens than the route's
+   * whole context window (about four characters a token): such a request can never succeed, so it is
+   * refused before anything is sent or logged, with the numbers and what to do instead.
+   */
+  assertPromptFits(text: string, route: ModelRoute = this.route): void {
+    let contextWindow: number | undefined;
+    try {
+      contextWindow = this.llm.prepare({ provider: route.provider, model: route.model }).model?.contextWindow;
+    } catch (error) {
+      // An unknown route has no window to measure against; sending reports the route itself.
+      if (error instanceof HarnessError) return;
+      throw error;
+    }
+    if (contextWindow === undefined) return;
+    const tokens = Math.ceil(text.length / 4);
+    if (tokens <= contextWindow) return;
+    const megabytes = (Buffer.byteLength(text) / 1_000_000).toFixed(1);
+    throw new HarnessError(
+      'PROMPT_TOO_LARGE',
+      `the prompt is about ${tokens.toLocaleString('en-US')} tokens (${megabytes} MB), ` +
+        `${(tokens / contextWindow).toFixed(1)}× the ${contextWindow.toLocaleString('en-US')}-token context window of ` +
+        `${route.provider}/${route.model}, so it was not sent. Save it as a file in the workspace and ask the model ` +
+        'to read what it needs from it (e.g. "summarize notes.txt"): tool reads are bounded and compaction can work on them.',
+    );
   }
 
   /** The default route, which always exists for the app harness. */
@@ -246,9 +286,20 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
       );
     }
   }
-  const config = await loadReinConfig(home);
+  const configWarnings: string[] = [];
+  let config: ReinConfig;
+  let configured: LlmAdapter[];
+  try {
+    config = await loadReinConfig(home);
+    configured = createConfiguredProviders({ env, config }).providers;
+  } catch (error) {
+    if (options.tolerateBrokenConfig !== true || !(error instanceof ConfigError)) throw error;
+    config = {};
+    configured = [];
+    configWarnings.push(`${error.message}; it is ignored for this command (fix it with: rein config edit)`);
+  }
+  configWarnings.push(...describeUnknownConfigKeys(config, reinConfigPath(home)));
   const inputs = { env, config };
-  const { providers: configured } = createConfiguredProviders(inputs);
   let harness: ReinHarness | undefined;
   const demo = new DemoProvider({
     cwd: (sessionId) =>
@@ -345,10 +396,15 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
       ? options.store
       : await openSessionStore(options.store ?? env.REIN_STORE, {
           sessionsDirectory: reinSessionsDirectory(home),
+          // A registered adapter knows its models best; without one (no key set now) the catalog and the
+          // config still price what the log recorded.
           pricing: (provider, model) => {
-            if (harness === undefined) return undefined;
-            pricing ??= pricingLookup(harness.llm);
-            return pricing(provider, model);
+            if (harness !== undefined) {
+              pricing ??= pricingLookup(harness.llm);
+              const found = pricing(provider, model);
+              if (found !== undefined) return found;
+            }
+            return configuredModelInfo(provider, model, inputs)?.pricing;
           },
         });
   harness = new ReinHarness({
@@ -363,6 +419,7 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     usingDemo,
     notices,
     warnings,
+    configWarnings,
     env,
     localProviders: [demo.provider, ...extra.map((adapter) => adapter.provider)],
     ownsStore,

@@ -15,11 +15,11 @@ export async function chatCommand(parsed: ParsedCommand, io: CliIo): Promise<num
   const approve = approvalModeOption('chat', values.approve);
   const model = stringOption(values, 'model');
   if (model !== undefined) checkModel('chat', model);
-  const resumeId = stringOption(values, 'resume');
+  const resumeOption = stringOption(values, 'resume');
   const continueLatest = values.continue === true;
-  if (resumeId !== undefined && continueLatest)
+  if (resumeOption !== undefined && continueLatest)
     throw usageError('chat', "use either '--resume <id>' or '--continue', not both");
-  const cwd = await workspaceFor(io, stringOption(values, 'cwd'), resumeId);
+  const { cwd, resumeId } = await workspaceFor(io, stringOption(values, 'cwd'), resumeOption);
   const { runChat } = await import('../tui/index.ts');
   const code = await runChat({
     cwd,

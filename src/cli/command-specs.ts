@@ -31,6 +31,13 @@ const storeOption: OptionSpec = {
     'Where sessions live: disk (default: <home>/sessions) or postgres://user:password@host:port/database ' +
     '(default: REIN_STORE).',
 };
+const lastOption: OptionSpec = {
+  name: 'last',
+  type: 'boolean',
+  description: 'The most recently updated session of the current directory, instead of an id.',
+};
+const sessionIdNote =
+  'A session id may be shortened to any unique prefix of four characters or more (as `rein sessions` lists them).';
 const jsonOption = (description: string): OptionSpec => ({ name: 'json', type: 'boolean', description });
 
 /** `rein run`. */
@@ -113,7 +120,12 @@ export const runSpec: CommandSpec = {
       value: 'n',
       description: 'Pause a turn once it has made n model requests.',
     },
-    { name: 'resume', type: 'string', value: 'id', description: 'Continue the stored session with this id.' },
+    {
+      name: 'resume',
+      type: 'string',
+      value: 'id',
+      description: 'Continue the stored session with this id (or a unique prefix of it).',
+    },
     {
       name: 'continue',
       short: 'c',
@@ -187,10 +199,16 @@ export const showSpec: CommandSpec = {
   name: 'show',
   load: async () => (await import('./session-commands.ts')).showCommand,
   summary: 'Print a readable transcript of a stored session.',
-  usage: ['show [options] <id>'],
+  usage: ['show [options] <id>', 'show [options] --last'],
   maxPositionals: 1,
-  options: [jsonOption('Print the raw durable events as JSON lines instead.'), storeOption],
-  examples: ['rein show 6f1c2a4e-…', 'rein show --json 6f1c2a4e-… | jq .type'],
+  options: [jsonOption('Print the raw durable events as JSON lines instead.'), lastOption, storeOption],
+  examples: [
+    'rein show 6f1c2a4e-…',
+    'rein show 6f1c',
+    'rein show --last',
+    'rein show --json 6f1c2a4e-… | jq .type',
+  ],
+  notes: [sessionIdNote],
 };
 
 /** `rein fork`. */
@@ -198,9 +216,10 @@ export const forkSpec: CommandSpec = {
   name: 'fork',
   load: async () => (await import('./session-commands.ts')).forkCommand,
   summary: 'Copy a session up to a turn boundary into a new session and print its id.',
-  usage: ['fork [options] <id>'],
+  usage: ['fork [options] <id>', 'fork [options] --last'],
   maxPositionals: 1,
   options: [
+    lastOption,
     {
       name: 'salvage',
       type: 'boolean',
@@ -219,6 +238,10 @@ export const forkSpec: CommandSpec = {
     'rein fork 6f1c2a4e-… --at 2',
     'rein run --resume "$(rein fork 6f1c… --at 1)" "try another way"',
   ],
+  notes: [
+    sessionIdNote,
+    'The fork is titled after its parent and the turn it forks at, e.g. "fix the parser (fork at turn 2)".',
+  ],
 };
 
 /** `rein compact`. */
@@ -226,9 +249,10 @@ export const compactSpec: CommandSpec = {
   name: 'compact',
   load: async () => (await import('./session-commands.ts')).compactCommand,
   summary: 'Summarize the older part of a stored session so it fits the context window again.',
-  usage: ['compact [options] <id>'],
+  usage: ['compact [options] <id>', 'compact [options] --last'],
   maxPositionals: 1,
-  options: [modelOption, storeOption],
+  options: [modelOption, lastOption, storeOption],
+  notes: [sessionIdNote],
   examples: ['rein compact 6f1c2a4e-…'],
 };
 
@@ -241,6 +265,7 @@ export const rmSpec: CommandSpec = {
   maxPositionals: Number.POSITIVE_INFINITY,
   options: [storeOption],
   examples: ['rein rm 6f1c2a4e-…'],
+  notes: [sessionIdNote],
 };
 
 /** `rein doctor`. */
@@ -354,6 +379,39 @@ export const acpSpec: CommandSpec = {
   ],
 };
 
+/** `rein config`. */
+export const configSpec: CommandSpec = {
+  name: 'config',
+  load: async () => (await import('./config-command.ts')).configCommand,
+  summary: 'Read and change the config file: get, set, unset, set-key, path, edit.',
+  usage: [
+    'config get [key]',
+    'config set <key> <value>',
+    'config unset <key>',
+    'config set-key <provider>',
+    'config path',
+    'config edit',
+  ],
+  maxPositionals: 3,
+  options: [],
+  examples: [
+    'rein config set defaultModel deepseek/deepseek-chat',
+    'rein config set providers.ollama.baseUrl http://127.0.0.1:11434/v1',
+    'rein config set-key anthropic',
+    'printf %s "$KEY" | rein config set-key openai',
+    'rein config get providers',
+    'rein config unset defaultModel',
+    'rein config edit',
+  ],
+  notes: [
+    'Keys are dotted paths into config.json (defaultModel, providers.<name>.baseUrl, models.<provider/model>.contextWindow, …). ' +
+      'A value that parses as JSON (a number, true, an object) is stored as such; anything else as a string.',
+    'set-key reads the key from a hidden prompt on a terminal, or the first line of standard input; the file is kept at mode 0600 ' +
+      'and get never prints a saved key, only its last four characters.',
+    'edit opens $VISUAL or $EDITOR (vi by default) and checks the file when the editor exits.',
+  ],
+};
+
 /** Every command, in the order the general help lists them. */
 export const commandSpecs: readonly CommandSpec[] = [
   chatSpec,
@@ -364,6 +422,7 @@ export const commandSpecs: readonly CommandSpec[] = [
   compactSpec,
   rmSpec,
   doctorSpec,
+  configSpec,
   webSpec,
   mcpSpec,
   acpSpec,

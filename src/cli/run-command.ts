@@ -1,7 +1,10 @@
-import type { Agent, AnySessionEvent, ReinHarness, TurnEndReason } from '../index.ts';
+import type { Agent, AnySessionEvent, ModelPricing, ReinHarness, TurnEndReason } from '../index.ts';
 import {
   createReinHarness,
+  formatCost,
   openSessionStore,
+  pricingLookup,
+  sessionCost,
   parseModelRoute,
   reinSessionsDirectory,
   raiseBudget,
@@ -10,6 +13,7 @@ import {
   resolveReinHome,
   setGoal,
 } from '../internal.ts';
+import { resolveSessionId } from './session-id.ts';
 import { CliError, exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import { readAll } from './cli-io.ts';
@@ -33,9 +37,9 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
   const maxTurns = positiveIntegerOption(runSpec, values, 'max-turns');
   const maxSteps = positiveIntegerOption(runSpec, values, 'max-steps');
   const approve = approvalModeOption('run', values.approve);
-  const resumeId = stringOption(values, 'resume');
+  const resumeOption = stringOption(values, 'resume');
   const continueLatest = values.continue === true;
-  if (resumeId !== undefined && continueLatest)
+  if (resumeOption !== undefined && continueLatest)
     throw usageError('run', "use either '--resume <id>' or '--continue', not both");
   const model = stringOption(values, 'model');
   if (model !== undefined) checkModel('run', model);
@@ -45,7 +49,7 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
   if (goalOption !== undefined && goalOption.trim() === '') {
     throw usageError('run', '\'--goal\' needs an objective: rein run --goal "what to achieve"');
   }
-  const cwd = await workspaceFor(io, stringOption(values, 'cwd'), resumeId);
+  const { cwd, resumeId } = await workspaceFor(io, stringOption(values, 'cwd'), resumeOption);
   const { prompt, goal } = goalOf(goalOption, await resolvePrompt(parsed, io, goalOption !== undefined));
   const output: RunOutput = values.json === true ? new JsonRunOutput(io) : new TextRunOutput(io);
   const interrupt = new InterruptState();
@@ -63,7 +67,17 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
     });
     if (interrupt.pressed) return exitCodes.aborted;
     for (const warning of harness.warnings) output.notice(warning);
+    for (const warning of harness.configWarnings) output.notice(`warning: ${warning}`);
+    const resuming = resumeId !== undefined || continueLatest;
+    // A new session is measured before it exists, so a refused prompt leaves nothing behind.
+    if (prompt !== undefined && !resuming) {
+      harness.assertPromptFits(prompt, model !== undefined ? parseModelRoute(model) : harness.route);
+    }
     const agent = await openAgent(harness, { cwd, resumeId, continueLatest, model, reasoningEffort });
+    if (prompt !== undefined && resuming) {
+      const route = routeOf(agent);
+      harness.assertPromptFits(prompt, route !== undefined ? parseModelRoute(route) : harness.route);
+    }
     // The demo notice is for a fresh run that fell back to it; other notices (an undescribed model) always show.
     const fellBack = model === undefined && resumeId === undefined && !continueLatest;
     for (const notice of !harness.usingDemo || fellBack ? harness.notices : harness.mcpNotices)
@@ -94,6 +108,8 @@ async function drive(harness: ReinHarness, agent: Agent, options: DriveOptions):
   let stoppedBy: string | undefined;
   // The budget that paused the latest turn; cleared when a turn starts.
   let reachedBudget: ReachedBudget | undefined;
+  // The run's own events start here: a resumed session's earlier turns are not this run's cost.
+  const firstRunSeq = agent.session.log.length;
   const observe = (event: AnySessionEvent): void => {
     if (event.type === 'turn/start') {
       turnsStarted++;
@@ -174,6 +190,10 @@ async function drive(harness: ReinHarness, agent: Agent, options: DriveOptions):
     detachApprover?.();
   }
   output.live('exit', { sessionId: agent.id, reason: turnEnds.at(-1) ?? null });
+  if (output instanceof TextRunOutput) {
+    const line = usageLine(agent.session.log.slice(firstRunSeq), pricingLookup(harness.llm));
+    if (line !== undefined) output.notice(line);
+  }
   if (output instanceof TextRunOutput && io.stderr.isTTY === true) {
     output.notice(`session ${agent.id} · continue with: rein run --resume ${agent.id} "…"`);
   }
@@ -333,24 +353,26 @@ export async function latestSessionIn(harness: ReinHarness, cwd: string): Promis
 export async function workspaceFor(
   io: CliIo,
   option: string | undefined,
-  resumeId: string | undefined,
-): Promise<string> {
-  if (resumeId === undefined) return resolveWorkspace(io.cwd, option);
+  resumeOption: string | undefined,
+): Promise<{ cwd: string; resumeId: string | undefined }> {
+  if (resumeOption === undefined) return { cwd: await resolveWorkspace(io.cwd, option), resumeId: undefined };
   const store = await openSessionStore(io.env.REIN_STORE, {
     sessionsDirectory: reinSessionsDirectory(resolveReinHome(undefined, io.env)),
   });
   let header;
+  let resumeId: string;
   try {
+    resumeId = await resolveSessionId(store, resumeOption);
     ({ header } = await store.read(resumeId));
   } finally {
     await store.close?.();
   }
-  if (header.cwd === undefined) return resolveWorkspace(io.cwd, option);
+  if (header.cwd === undefined) return { cwd: await resolveWorkspace(io.cwd, option), resumeId };
   const own = await resolveWorkspace(io.cwd, header.cwd);
   if (option !== undefined && (await resolveWorkspace(io.cwd, option)) !== own) {
     throw usageError('run', `session ${resumeId} works in ${own}; leave out '--cwd' to resume it there`);
   }
-  return own;
+  return { cwd: own, resumeId };
 }
 
 /** A prompt of the form `/goal objective`. */
@@ -386,4 +408,23 @@ async function resolvePrompt(parsed: ParsedCommand, io: CliIo, optional: boolean
   else prompt = '';
   if (prompt.trim() === '' && !optional) throw usageError('run', 'missing prompt: rein run "what to do"');
   return prompt;
+}
+
+/** One line of what the run used and cost: `tokens 1,234 in (800 cached) · 56 out · $0.0012`; undefined without usage. */
+export function usageLine(
+  events: Iterable<AnySessionEvent>,
+  pricing: (provider: string, model: string) => ModelPricing | undefined,
+): string | undefined {
+  const { total } = sessionCost(events, pricing);
+  const input = total.inputTokens + total.cacheReadTokens + total.cacheWriteTokens;
+  if (input === 0 && total.outputTokens === 0) return undefined;
+  const count = (value: number): string => value.toLocaleString('en-US');
+  const cached = total.cacheReadTokens > 0 ? ` (${count(total.cacheReadTokens)} cached)` : '';
+  const cost =
+    total.unpricedResponses > 0
+      ? total.cost > 0
+        ? `at least ${formatCost(total.cost)} (a model without known prices)`
+        : 'cost unknown (no prices for this model)'
+      : formatCost(total.cost);
+  return `tokens ${count(input)} in${cached} · ${count(total.outputTokens)} out · ${cost}`;
 }

@@ -68,6 +68,8 @@ export class TextRunOutput implements RunOutput {
   readonly #said = new Set<string>();
   #atLineStart = true;
   #retryEndsAt = 0;
+  // Whether stdout has answer text yet: the answers of separate steps are kept apart by a blank line.
+  #printedText = false;
 
   constructor(io: CliIo) {
     this.#io = io;
@@ -120,8 +122,10 @@ export class TextRunOutput implements RunOutput {
       case 'event':
         this.#line(item.key, otherEventLine(item.type, item.data, 120));
         return;
-      case 'turn-start':
       case 'turn-end':
+        this.#endLine();
+        return;
+      case 'turn-start':
       case 'user':
       case 'cancelled':
         // The prompt is the user's own; how the run ended is reported once at exit.
@@ -134,6 +138,11 @@ export class TextRunOutput implements RunOutput {
     const printed = this.#printed.get(item.key) ?? 0;
     if (text.length > printed) {
       this.#spinner.stop();
+      if (printed === 0 && this.#printedText) {
+        this.#endLine();
+        this.#io.stdout.write('\n');
+      }
+      this.#printedText = true;
       this.#io.stdout.write(text.slice(printed));
       this.#printed.set(item.key, text.length);
       this.#atLineStart = text.endsWith('\n');

@@ -9,19 +9,27 @@ import type { ParsedCommand } from './command-line.ts';
 import { positiveIntegerOption, stringOption } from './command-line.ts';
 import { forkSpec } from './command-specs.ts';
 import { checkModel, resolveWorkspace } from './command-options.ts';
+import { latestSessionIn } from './run-command.ts';
+import { resolveSessionId } from './session-id.ts';
 import { renderTranscript } from './transcript.ts';
 
-/** Opens the app harness for a session command (its store, prices and plugins), and disposes it after. */
+/**
+ * Opens the app harness for a session command (its store, prices and plugins), prints what is wrong
+ * with the config file on stderr, and disposes it after. Commands that need no model (`readOnly`) work
+ * with a broken config file and say so.
+ */
 async function withHarness<T>(
   io: CliIo,
   task: (harness: ReinHarness) => Promise<T>,
-  model?: string,
+  options: { model?: string; readOnly?: boolean } = {},
 ): Promise<T> {
   const harness = await createReinHarness({
     cwd: io.cwd,
     env: io.env,
-    ...(model !== undefined ? { model } : {}),
+    ...(options.model !== undefined ? { model: options.model } : {}),
+    ...(options.readOnly === true ? { tolerateBrokenConfig: true } : {}),
   });
+  for (const warning of harness.configWarnings) io.stderr.write(`rein: warning: ${warning}\n`);
   try {
     return await task(harness);
   } finally {
@@ -29,10 +37,24 @@ async function withHarness<T>(
   }
 }
 
-function requireId(command: string, parsed: ParsedCommand): string {
+/**
+ * The session a command names: its positional id (the whole id or a unique prefix), or with `--last`
+ * the most recently updated session of the current directory.
+ */
+async function sessionIdOf(command: string, parsed: ParsedCommand, harness: ReinHarness): Promise<string> {
   const id = parsed.positionals[0];
-  if (id === undefined || id === '') throw usageError(command, `missing session id: rein ${command} <id>`);
-  return id;
+  if (parsed.values.last === true) {
+    if (id !== undefined) throw usageError(command, `use either a session id or '--last', not both`);
+    const latest = await latestSessionIn(harness, harness.cwd);
+    if (latest === undefined) {
+      throw new CliError('NO_SESSION', `no session in ${harness.cwd} yet; start one with: rein run "…"`);
+    }
+    return latest;
+  }
+  if (id === undefined || id === '') {
+    throw usageError(command, `missing session id: rein ${command} <id> (or --last)`);
+  }
+  return resolveSessionId(harness.store, id);
 }
 
 /** `rein sessions`: the stored sessions as a table (or JSON). */
@@ -45,7 +67,7 @@ export async function sessionsCommand(parsed: ParsedCommand, io: CliIo): Promise
   }
   const filter = stringOption(parsed.values, 'cwd');
   const cwd = filter !== undefined ? await resolveWorkspace(io.cwd, filter) : undefined;
-  const rows = await withHarness(io, async (harness) => harness.store.list());
+  const rows = await withHarness(io, async (harness) => harness.store.list(), { readOnly: true });
   const shown = (cwd !== undefined ? rows.filter((row) => row.cwd === cwd) : rows).sort(
     (a, b) => b.updatedAt - a.updatedAt,
   );
@@ -86,8 +108,11 @@ function renderTable(rows: readonly SessionSummary[]): string {
 
 /** `rein show <id>`: a readable transcript, or the raw events as JSON lines. */
 export async function showCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
-  const id = requireId('show', parsed);
-  const { header, events } = await withHarness(io, async (harness) => harness.store.read(id));
+  const { header, events } = await withHarness(
+    io,
+    async (harness) => harness.store.read(await sessionIdOf('show', parsed, harness)),
+    { readOnly: true },
+  );
   if (parsed.values.json === true) {
     for (const event of events) {
       io.stdout.write(
@@ -102,12 +127,19 @@ export async function showCommand(parsed: ParsedCommand, io: CliIo): Promise<num
 
 /** `rein fork <id> [--at <turn>]`: prints the new session's id. */
 export async function forkCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
-  const id = requireId('fork', parsed);
   const atTurn = positiveIntegerOption(forkSpec, parsed.values, 'at');
   const options: SessionForkOptions = {};
   if (atTurn !== undefined) options.atTurn = atTurn;
   if (parsed.values.salvage === true) options.salvage = true;
-  const header = await withHarness(io, async (harness) => harness.store.fork(id, options));
+  let id = '';
+  const header = await withHarness(
+    io,
+    async (harness) => {
+      id = await sessionIdOf('fork', parsed, harness);
+      return harness.store.fork(id, options);
+    },
+    { readOnly: true },
+  );
   io.stdout.write(`${header.id}\n`);
   if (io.stderr.isTTY === true)
     io.stderr.write(`Forked ${id}. Continue it with: rein run --resume ${header.id} "…"\n`);
@@ -116,12 +148,12 @@ export async function forkCommand(parsed: ParsedCommand, io: CliIo): Promise<num
 
 /** `rein compact <id>`: manual compaction of an idle stored session. */
 export async function compactCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
-  const id = requireId('compact', parsed);
   const model = stringOption(parsed.values, 'model');
   if (model !== undefined) checkModel('compact', model);
   return withHarness(
     io,
     async (harness) => {
+      const id = await sessionIdOf('compact', parsed, harness);
       const route = model !== undefined ? parseModelRoute(model) : undefined;
       const agent = await harness.resumeAgent(
         id,
@@ -137,22 +169,27 @@ export async function compactCommand(parsed: ParsedCommand, io: CliIo): Promise<
       );
       return exitCodes.ok;
     },
-    model,
+    model !== undefined ? { model } : {},
   );
 }
 
 /** `rein rm <id>…`: deletes stored sessions; stops at the first that cannot be deleted. */
 export async function rmCommand(parsed: ParsedCommand, io: CliIo): Promise<number> {
   if (parsed.positionals.length === 0) throw usageError('rm', 'missing session id: rein rm <id> [<id> …]');
-  return withHarness(io, async (harness) => {
-    for (const id of parsed.positionals) {
-      if (id === '')
-        throw new CliError('USAGE', 'an empty session id', { exitCode: exitCodes.usage, usageOf: 'rm' });
-      await harness.store.delete(id);
-      io.stdout.write(`removed ${id}\n`);
-    }
-    return exitCodes.ok;
-  });
+  return withHarness(
+    io,
+    async (harness) => {
+      for (const text of parsed.positionals) {
+        if (text === '')
+          throw new CliError('USAGE', 'an empty session id', { exitCode: exitCodes.usage, usageOf: 'rm' });
+        const id = await resolveSessionId(harness.store, text);
+        await harness.store.delete(id);
+        io.stdout.write(`removed ${id}\n`);
+      }
+      return exitCodes.ok;
+    },
+    { readOnly: true },
+  );
 }
 
 function clip(text: string, max: number): string {

@@ -284,3 +284,25 @@ export function defaultConfiguredModel(inputs: ProviderConfigInputs = {}): strin
   }
   return undefined;
 }
+
+/**
+ * A model's facts (context window, prices) from the catalog and the configuration alone, whether or not
+ * its provider has a key: what a stored session cost is a fact of its log and the prices, not of the
+ * keys set now. Undefined for a provider nobody knows or a model its lists do not name.
+ */
+export function configuredModelInfo(
+  provider: string,
+  model: string,
+  inputs: ProviderConfigInputs = {},
+): ModelInfo | undefined {
+  let entry: ResolvedProvider | undefined;
+  try {
+    entry = resolveProviders(inputs).find((candidate) => candidate.provider === provider);
+  } catch (error) {
+    // A broken provider section leaves only the catalog to price with.
+    if (!(error instanceof ConfigError)) throw error;
+    return lookupModel(provider, model);
+  }
+  if (entry === undefined) return undefined;
+  return entry.modelInfo[model] ?? entry.modelInfo[canonicalModelName(provider, model)];
+}

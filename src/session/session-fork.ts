@@ -1,3 +1,5 @@
+import type { UserMessage } from '../llm/index.ts';
+import { messageText } from '../llm/index.ts';
 import type { SessionHeader } from './session.ts';
 import { SessionError } from './session-error.ts';
 import type { AnySessionEvent } from './session-event.ts';
@@ -26,19 +28,40 @@ export function forkPrefix(events: readonly AnySessionEvent[], atTurn?: number):
   return openTurnStart === undefined ? events : events.slice(0, openTurnStart);
 }
 
-/** The header of a fork of `parent`: a new id, the parent's cwd and title, and where the seed ends. */
+/**
+ * The header of a fork of `parent` seeded with `prefix`: a new id, the parent's cwd, where the seed
+ * ends, and a title that says it is a fork (`… (fork at turn 3)`), so listings tell the two apart.
+ */
 export function forkHeader(
   parent: Readonly<SessionHeader>,
   id: string,
-  seedLength: number,
+  prefix: readonly AnySessionEvent[],
 ): Omit<SessionHeader, 'version' | 'createdAt'> {
   const header: Omit<SessionHeader, 'version' | 'createdAt'> = {
     id,
     parentSession: parent.id,
-    seedLength,
+    seedLength: prefix.length,
     origin: 'fork',
+    title: forkTitle(parent, prefix),
   };
   if (parent.cwd !== undefined) header.cwd = parent.cwd;
-  if (parent.title !== undefined) header.title = parent.title;
   return header;
+}
+
+const forkMark = / \(fork (?:at|before) turn \d+\)$/;
+
+/** The title of a fork: the parent's title (or first prompt) and the last turn the fork keeps. */
+export function forkTitle(parent: Readonly<SessionHeader>, prefix: readonly AnySessionEvent[]): string {
+  let base = parent.title;
+  let lastTurn: number | undefined;
+  for (const event of prefix) {
+    if (event.type === 'turn/end') lastTurn = (event.data as { turn: number }).turn;
+    else if (base === undefined && event.type === 'user/message') {
+      const message = event.data as UserMessage;
+      if (message.source.kind === 'user') base = messageText(message).split('\n', 1)[0]!.slice(0, 80);
+    }
+  }
+  // A fork of a fork names only its own turn, not a chain of marks.
+  const stem = (base ?? 'untitled').replace(forkMark, '');
+  return lastTurn === undefined ? `${stem} (fork before turn 1)` : `${stem} (fork at turn ${lastTurn})`;
 }

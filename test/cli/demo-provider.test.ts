@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { AssistantMessage } from '../../src/index.ts';
+import type { Agent, ApprovalDecision, ApprovalRequest, AssistantMessage } from '../../src/index.ts';
 import {
   createReinHarness,
   messageText,
@@ -78,15 +78,23 @@ describe('the demo model’s local summary', () => {
 });
 
 describe('the demo model through the app harness (the seed’s running example)', () => {
-  it('reads the first text file with read_file, then summarizes what the tool returned, in one turn of two steps', async () => {
+  it('plays the running example in the default mode: read, a shell count that asks for approval, then the summary: one turn, three steps', async () => {
     const workspace = directory('project', { 'notes.md': '# Notes\n\nSome notes.\n\n## Todo\n' });
     const harness = await createReinHarness({
       cwd: workspace,
       home: join(root, 'home'),
       env: { REIN_DEMO_DELAY_MS: '0' },
     });
+    const asked: ApprovalRequest[] = [];
+    const detach = harness.approvals.attach({
+      notify: (request) => {
+        asked.push(request);
+        return Promise.resolve({ decision: 'allow-once' });
+      },
+    });
     try {
       expect(harness.usingDemo).toBe(true);
+      expect(harness.approvalMode).toBe('ask');
       expect(harness.notices[0]).toContain('offline demo model demo/running-example');
       expect(harness.llm.adapter('demo')?.describeModel?.('running-example')).toMatchObject({ demo: true });
       const agent = await harness.createAgent({ cwd: workspace });
@@ -106,19 +114,80 @@ describe('the demo model through the app harness (the seed’s running example)'
         'step/end',
         'step/start',
         'assistant/message',
+        'tool/call',
+        'tool/approval-requested',
+        'tool/approval-decided',
+        'tool/result',
+        'step/end',
+        'step/start',
+        'assistant/message',
         'step/end',
         'turn/end',
       ]);
       const calls = eventsOf<{ name: string; arguments: string }>(agent.session, 'tool/call');
       expect(calls.map((call) => [call.name, call.arguments])).toEqual([
         ['read_file', '{"path":"notes.md"}'],
+        ['bash', '{"command":"wc -l -w notes.md"}'],
       ]);
+      // Only the shell command asked: reads inside the workspace run freely in the default mode.
+      expect(asked.map((request) => request.name)).toEqual(['bash']);
+      expect(asked[0]!.reason).toBeTruthy();
       const answers = eventsOf<{ message: AssistantMessage }>(agent.session, 'assistant/message');
-      const summary = messageText(answers[1]!.message);
+      const summary = messageText(answers[2]!.message);
       expect(summary).toContain('Demo model (offline, scripted');
       expect(summary).toContain('`notes.md` has 5 lines and 2 headings. Its outline:\n\n- Notes\n  - Todo');
       expect(summary).toContain('It opens with: “Some notes.”');
+      expect(summary).toContain('`wc` counts 5 lines and 6 words.');
+      expect(eventsOf(agent.session, 'turn/end')).toEqual([{ turn: 1, reason: { kind: 'completed' } }]);
     } finally {
+      detach();
+      await harness.dispose();
+    }
+  });
+
+  it('after Stop during the approval, a new prompt is answered afresh, not with the stopped call', async () => {
+    const workspace = directory('stopped', { 'README.md': '# Stopped\n\nText.\n' });
+    const harness = await createReinHarness({
+      cwd: workspace,
+      home: join(root, 'home'),
+      env: { REIN_DEMO_DELAY_MS: '0' },
+    });
+    let agentRef: Agent | undefined;
+    let answerNext: ApprovalDecision | undefined;
+    const detach = harness.approvals.attach({
+      notify: () => {
+        if (answerNext !== undefined) return Promise.resolve(answerNext);
+        // Stop while the dialog is open, as a user pressing Stop would.
+        agentRef!.cancel({ kind: 'user' });
+        return undefined;
+      },
+    });
+    try {
+      const agent = await harness.createAgent({ cwd: workspace });
+      agentRef = agent;
+      agent.followup('summarize');
+      await agent.whenIdle();
+      expect(eventsOf(agent.session, 'turn/end')).toEqual([{ turn: 1, reason: { kind: 'aborted' } }]);
+      answerNext = { decision: 'deny', reason: 'not now' };
+      agent.followup('and now?');
+      await agent.whenIdle();
+      const turnTwo = agent.session.log
+        .slice(0)
+        .filter((event) => (event.data as { turn?: number }).turn === 2);
+      const calls = turnTwo.filter((event) => event.type === 'tool/call');
+      // The new prompt starts the example over with the read, instead of reporting the aborted call.
+      expect(calls.map((event) => (event.data as { name: string }).name)).toEqual(['read_file', 'bash']);
+      const answers = eventsOf<{ message: AssistantMessage; turn: number }>(
+        agent.session,
+        'assistant/message',
+      );
+      const last = messageText(answers.at(-1)!.message);
+      expect(last).toContain('Summary of `README.md`');
+      expect(last).not.toContain('aborted');
+      expect(last).toContain('I did not get the word count (`wc`)');
+      expect(eventsOf(agent.session, 'turn/end').at(-1)).toEqual({ turn: 2, reason: { kind: 'completed' } });
+    } finally {
+      detach();
       await harness.dispose();
     }
   });

@@ -69,6 +69,14 @@ describe('rein run with the offline demo model', () => {
       'step/end',
       'step/start',
       'assistant/message',
+      'tool/call',
+      // Without a terminal nobody can answer, so the shell step's approval is recorded and denied.
+      'tool/approval-requested',
+      'tool/approval-decided',
+      'tool/result',
+      'step/end',
+      'step/start',
+      'assistant/message',
       'step/end',
       'turn/end',
     ]);

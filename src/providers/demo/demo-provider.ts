@@ -20,7 +20,10 @@ export const demoProviderId = 'demo';
 export const demoModelId = 'running-example';
 /** The tool the demo asks for. */
 const readToolName = 'read_file';
-const callPrefix = 'demo_read_';
+/** The tool of the example's second step, which the default approval mode asks about. */
+const shellToolName = 'bash';
+const readPrefix = 'demo_read_';
+const countPrefix = 'demo_count_';
 /** The label every front end shows beside the demo model. */
 export const demoModelLabel = 'Demo: the running example (offline, scripted — not a real model)';
 const banner = '*Demo model (offline, scripted — not a real model).*';
@@ -43,8 +46,10 @@ export interface DemoProviderOptions {
 
 /**
  * The offline demo model `demo/running-example`: it plays the seed's running example in the agent's
- * directory — asks to `read_file` the README (or the first text file), then summarizes the headings of
- * what the tool returned, computed locally, and stops. It never touches the network.
+ * directory — one turn of three steps: it asks to `read_file` the README (or the first text file), then
+ * to count its lines and words with `bash` (which the default approval mode asks about), then
+ * summarizes the headings of what the tools returned, computed locally, and stops. It never touches
+ * the network.
  */
 export class DemoProvider implements LlmAdapter {
   readonly provider = demoProviderId;
@@ -104,8 +109,26 @@ export class DemoProvider implements LlmAdapter {
   }
 
   async #reply(request: LlmRequest): Promise<{ text: string; call?: ToolCallBlock }> {
-    const answered = answeredReadCall(request.messages);
-    if (answered !== undefined) return { text: summarize(answered) };
+    const answers = answeredDemoCalls(request.messages);
+    const read = answers.find((answer) => answer.kind === 'read');
+    const count = answers.find((answer) => answer.kind === 'count');
+    if (read !== undefined) {
+      const shell = request.tools?.find((candidate) => candidate.name === shellToolName);
+      // The running example's second step: a shell command, which the default approval mode asks about.
+      if (count === undefined && !read.isError && shell !== undefined) {
+        const args = JSON.stringify({ command: `wc -l -w ${shellQuote(read.file)}` });
+        return {
+          text: `Now I'll count its lines and words with \`wc\` (a shell command, so it may ask for your approval).`,
+          call: {
+            type: 'tool-call',
+            id: `${countPrefix}${randomUUID()}`,
+            name: shellToolName,
+            arguments: args,
+          },
+        };
+      }
+      return { text: summarize(read, count) };
+    }
     const tool = request.tools?.find((candidate) => candidate.name === readToolName);
     if (tool === undefined) {
       return {
@@ -126,7 +149,7 @@ export class DemoProvider implements LlmAdapter {
     const args = JSON.stringify({ [pathParameter(tool)]: file });
     return {
       text: `${banner}\n\nI'll read \`${file}\` to see what this project is about.`,
-      call: { type: 'tool-call', id: `${callPrefix}${randomUUID()}`, name: readToolName, arguments: args },
+      call: { type: 'tool-call', id: `${readPrefix}${randomUUID()}`, name: readToolName, arguments: args },
     };
   }
 
@@ -138,23 +161,40 @@ export class DemoProvider implements LlmAdapter {
 }
 
 interface AnsweredCall {
+  kind: 'read' | 'count';
   file: string;
   isError: boolean;
   text: string;
 }
 
-/** The demo's own read call answered since the model last spoke, if any. */
-function answeredReadCall(messages: readonly Message[]): AnsweredCall | undefined {
+/**
+ * The demo's own calls answered since the newest prompt, newest first. A prompt (any message that is
+ * not a tool result) ends the look-back, so a new question is answered afresh even when an earlier
+ * turn was stopped in the middle of the example.
+ */
+function answeredDemoCalls(messages: readonly Message[]): AnsweredCall[] {
+  const answers: AnsweredCall[] = [];
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index]!;
-    if (message.role === 'assistant') return undefined;
+    if (message.role === 'assistant') continue;
     const block = message.content[0];
-    if (message.source.kind !== 'tool' || block?.type !== 'tool-result') continue;
-    if (!block.toolCallId.startsWith(callPrefix)) continue;
+    if (message.source.kind !== 'tool' || block?.type !== 'tool-result') break;
+    const kind = block.toolCallId.startsWith(readPrefix)
+      ? 'read'
+      : block.toolCallId.startsWith(countPrefix)
+        ? 'count'
+        : undefined;
+    if (kind === undefined) continue;
     const call = findCall(messages, index, block.toolCallId);
-    return { file: call ?? 'the file', isError: block.isError === true, text: blockText(block.content) };
+    answers.push({
+      kind,
+      file: call ?? 'the file',
+      isError: block.isError === true,
+      text: blockText(block.content),
+    });
   }
-  return undefined;
+  // A count belongs to the read before it; without that read the example starts over.
+  return answers.some((answer) => answer.kind === 'read') ? answers : [];
 }
 
 function findCall(messages: readonly Message[], before: number, callId: string): string | undefined {
@@ -176,13 +216,29 @@ function findCall(messages: readonly Message[], before: number, callId: string):
   return undefined;
 }
 
-function summarize(answer: AnsweredCall): string {
-  if (answer.isError) {
-    const reason = answer.text.replace(/^Error:\s*/, '').trim() || 'no reason given';
-    return `${banner}\n\nI could not read \`${answer.file}\`: ${reason}\n\nWithout it there is nothing to summarize, so I'll stop here.`;
+function summarize(read: AnsweredCall, count: AnsweredCall | undefined): string {
+  if (read.isError) {
+    const reason = read.text.replace(/^Error:\s*/, '').trim() || 'no reason given';
+    return `${banner}\n\nI could not read \`${read.file}\`: ${reason}\n\nWithout it there is nothing to summarize, so I'll stop here.`;
   }
-  const outline = outlineDocument(stripLineNumbers(answer.text));
-  return `${banner} Summary of \`${answer.file}\`, computed locally from what \`${readToolName}\` returned:\n\n${renderOutlineSummary(answer.file, outline)}`;
+  const outline = outlineDocument(stripLineNumbers(read.text));
+  const summary = `${banner} Summary of \`${read.file}\`, computed locally from what \`${readToolName}\` returned:\n\n${renderOutlineSummary(read.file, outline)}`;
+  return count === undefined ? summary : `${summary}\n\n${describeCount(count)}`;
+}
+
+function describeCount(count: AnsweredCall): string {
+  if (count.isError) {
+    const reason = count.text.replace(/^Error:\s*/, '').trim() || 'no reason given';
+    return `I did not get the word count (\`wc\`): ${reason}`;
+  }
+  const match = /^\s*(\d+)\s+(\d+)/.exec(count.text);
+  return match === null
+    ? `\`wc\` said: ${count.text.trim()}`
+    : `\`wc\` counts ${match[1]} lines and ${match[2]} words.`;
+}
+
+function shellQuote(text: string): string {
+  return /^[\w./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 function blockText(content: readonly ContentBlock[]): string {

@@ -87,7 +87,7 @@ export class MemorySessionStore implements SessionStore {
     // A stored log may end inside a crashed turn: close it (as a resume would) so the fork keeps it.
     const events = live ? entry.log.events : repairInterruptedTail(entry.log.events);
     const prefix = forkPrefix(events, options.atTurn);
-    const header = forkHeader(entry.header, options.id ?? randomUUID(), prefix.length);
+    const header = forkHeader(entry.header, options.id ?? randomUUID(), prefix);
     const session = await this.create(header, { seed: prefix });
     await this.release(session);
     return { ...session.header };

@@ -283,7 +283,7 @@ export class PostgresSessionStore implements SessionStore {
       events = heldElsewhere ? parsed.events : repairInterruptedTail(parsed.events);
     }
     const prefix = forkPrefix(events, options.atTurn);
-    const session = await this.create(forkHeader(parent, options.id ?? randomUUID(), prefix.length), {
+    const session = await this.create(forkHeader(parent, options.id ?? randomUUID(), prefix), {
       seed: prefix,
     });
     await this.release(session);
