@@ -126,7 +126,7 @@ describe('Anthropic specifics', () => {
     server = undefined;
   });
 
-  it('sends the key, version and cache breakpoints on system, the tool list and the latest message', async () => {
+  it('sends the key, version and cache breakpoints on system, the tool list, the latest message and where the previous request ended', async () => {
     server = await startFakeAnthropicServer([{ text: 'ok' }]);
     const adapter = new AnthropicProvider({ baseUrl: server.url, apiKey: 'sk-ant-test' });
     await collect(adapter, {
@@ -156,7 +156,8 @@ describe('Anthropic specifics', () => {
       stream: true,
       system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
       messages: [
-        { role: 'user', content: [{ type: 'text', text: 'first' }] },
+        // The previous request ended here: its prefix stays reachable however many blocks follow.
+        { role: 'user', content: [{ type: 'text', text: 'first', cache_control: { type: 'ephemeral' } }] },
         { role: 'assistant', content: [{ type: 'text', text: 'hi' }] },
         { role: 'user', content: [{ type: 'text', text: 'second', cache_control: { type: 'ephemeral' } }] },
       ],

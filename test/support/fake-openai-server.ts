@@ -62,6 +62,8 @@ export interface RecordedRequest {
   path: string;
   headers: Readonly<Record<string, string | string[] | undefined>>;
   body: unknown;
+  /** The request body exactly as it arrived, for byte-level comparisons. */
+  raw: string;
   /** Resolves `finished` when the whole response was written, `aborted` when the client hung up first. */
   closed: Promise<'finished' | 'aborted'>;
 }
@@ -130,6 +132,7 @@ export async function startFakeVendorServer(
       path: request.url ?? '',
       headers: request.headers,
       body,
+      raw: text,
       closed,
     });
     const reply = typeof script === 'function' ? script(number, body) : queue.shift();

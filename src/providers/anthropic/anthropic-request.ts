@@ -181,12 +181,27 @@ function imageBlock(mediaType: string, data: string | undefined, url: string | u
   return { type: 'image', source: { type: 'base64', media_type: mediaType, data: data ?? '' } };
 }
 
+/**
+ * Places the two sliding cache breakpoints (with the system prompt's and the tools' that makes the
+ * API's limit of four): on the latest message, and on the last message before the latest assistant
+ * message, which is where the previous request of this conversation ended. Anthropic looks for a
+ * cached prefix only up to 20 blocks before a breakpoint; a step with many parallel tool calls adds
+ * more blocks than that, and without the second breakpoint its request would read nothing from the
+ * cache the previous request wrote.
+ */
 function markLatest(messages: WireMessage[]): void {
-  const last = messages[messages.length - 1];
-  if (last === undefined) return;
+  const last = messages.length - 1;
+  if (last < 0) return;
+  markMessage(messages[last]!);
+  let assistant = last;
+  while (assistant >= 0 && messages[assistant]!.role !== 'assistant') assistant--;
+  if (assistant > 0 && assistant - 1 !== last) markMessage(messages[assistant - 1]!);
+}
+
+function markMessage(message: WireMessage): void {
   // Thinking blocks cannot carry cache_control; the breakpoint goes on the latest block that can.
-  for (let index = last.content.length - 1; index >= 0; index--) {
-    const candidate = last.content[index]!;
+  for (let index = message.content.length - 1; index >= 0; index--) {
+    const candidate = message.content[index]!;
     if (candidate.type !== 'thinking' && candidate.type !== 'redacted_thinking') {
       candidate.cache_control = ephemeral;
       return;
