@@ -42,6 +42,7 @@ export interface Route {
 /** Images a message may carry, and how large all of one message's images may be together (base64). */
 const imageTypes: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 const maxImageBytes = 20 * 1_048_576;
+const maxTextBytes = 1_048_576;
 
 const id = '([^/]+)';
 const sendModes = ['followup', 'steer', 'inject'] as const;
@@ -216,6 +217,10 @@ async function sendMessage(
   const images = imagesOf(fields.images);
   if (typeof text !== 'string' || (text.trim() === '' && images.length === 0)) {
     throw new HttpError(400, 'INVALID_REQUEST', 'text must be a non-empty string');
+  }
+  // The route reads larger bodies for images only: the text keeps the 1 MiB bound of every body.
+  if (Buffer.byteLength(text) > maxTextBytes) {
+    throw new HttpError(413, 'BODY_TOO_LARGE', `a message's text is limited to ${maxTextBytes} bytes`);
   }
   const mode = fields.mode ?? 'followup';
   if (!sendModes.includes(mode as (typeof sendModes)[number])) {

@@ -1,2 +1,3 @@
 export * from './transcript.ts';
 export * from './transcript-item.ts';
+export type { TranscriptPricing } from './transcript-parts.ts';

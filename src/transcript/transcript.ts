@@ -1,23 +1,29 @@
-import type { ContentBlock, LlmFailure, ModelInfo, TokenUsage, UserMessage } from '../llm/index.ts';
+import type { TokenUsage, UserMessage } from '../llm/index.ts';
 import type { AnySessionEvent, DurableEvent, RecordView, SessionEventMap } from '../session/index.ts';
 import type {
   AssistantItem,
-  CancelCause,
   CompactionItem,
   ToolCard,
   TranscriptActivity,
   TranscriptItem,
   TurnUsage,
 } from './transcript-item.ts';
+import type { TranscriptPricing } from './transcript-parts.ts';
+import {
+  addUsage,
+  childSessionOf,
+  describeCancelCause,
+  emptyBlock,
+  emptyUsage,
+  priceOf,
+  textOf,
+} from './transcript-parts.ts';
 
 /** Options of a `Transcript`. */
 export interface TranscriptOptions {
   /** How modules' records read (e.g. `defaultRecordViews`); records without a view become `event` items. */
   readonly views?: readonly RecordView[];
 }
-
-/** A model's prices, per million tokens, as the catalog reports them. */
-export type TranscriptPricing = NonNullable<ModelInfo['pricing']>;
 
 /** The cost of a transcript's responses. */
 export interface TranscriptCost {
@@ -531,62 +537,4 @@ export class Transcript {
     addUsage(entry.usage, usage);
     entry.routes = [...entry.routes, { provider, model, usage }];
   }
-}
-
-/** The cause of a cancellation in words, e.g. "Stopped by you". */
-export function describeCancelCause(cause: CancelCause): string {
-  switch (cause.kind) {
-    case 'user':
-      return 'Stopped by you';
-    case 'parent':
-      return 'Stopped because the parent agent stopped';
-    case 'disposed':
-      return 'Stopped because the session was closed';
-    case 'hook':
-      return `Stopped by a plugin: ${cause.reason}`;
-  }
-}
-
-/** The US-dollar price of some tokens at a model's prices per million tokens. */
-export function priceOf(usage: TokenUsage, pricing: TranscriptPricing): number {
-  return (
-    (usage.inputTokens * pricing.input +
-      (usage.cacheReadTokens ?? 0) * (pricing.cachedInput ?? pricing.input) +
-      (usage.cacheWriteTokens ?? 0) * (pricing.cacheWrite ?? pricing.input) +
-      usage.outputTokens * pricing.output) /
-    1_000_000
-  );
-}
-
-/** The text blocks of some content, joined. */
-export function textOf(content: readonly ContentBlock[]): string {
-  return content.map((block) => (block.type === 'text' ? block.text : '')).join('');
-}
-
-/** A failure's code and message on one line. */
-export function describeFailure(failure: LlmFailure): string {
-  return `${failure.code}: ${failure.message.replace(/\s*\n\s*/g, ' ').trim()}`;
-}
-
-function childSessionOf(meta: unknown): string | undefined {
-  if (typeof meta !== 'object' || meta === null) return undefined;
-  const child = (meta as { childSessionId?: unknown }).childSessionId;
-  return typeof child === 'string' ? child : undefined;
-}
-
-function emptyBlock(type: ContentBlock['type']): ContentBlock {
-  if (type === 'reasoning') return { type: 'reasoning', text: '' };
-  if (type === 'tool-call') return { type: 'tool-call', id: '', name: '', arguments: '' };
-  return { type: 'text', text: '' };
-}
-
-function emptyUsage(): Mutable<TurnUsage['usage']> {
-  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-}
-
-function addUsage(total: Mutable<TurnUsage['usage']>, usage: TokenUsage): void {
-  total.inputTokens += usage.inputTokens;
-  total.outputTokens += usage.outputTokens;
-  total.cacheReadTokens += usage.cacheReadTokens ?? 0;
-  total.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
 }

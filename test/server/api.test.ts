@@ -30,6 +30,7 @@ describe('server JSON API', () => {
         label: 'Scripted test model',
         contextWindow: 64_000,
         pricing: { input: 1, output: 2 },
+        images: true,
       },
       { provider: 'scripted', model: 'other-model', label: 'Another scripted model', contextWindow: 32_000 },
     ]);

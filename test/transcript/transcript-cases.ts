@@ -241,10 +241,11 @@ export const transcriptCases: readonly TranscriptCase[] = [
       { match: { kind: 'turn-start', turn: 2 }, shows: ['turn 2'] },
       { match: { kind: 'user', text: 'again' }, shows: ['again'] },
       { match: { kind: 'assistant', failed: true, streaming: false }, shows: [] },
-      { match: { kind: 'request-failed', turn: 2, failure: { code: 'AUTH' } }, shows: ['AUTH', 'bad key'] },
+      // A failure is shown once: by the item that ends its chain (here the turn's end).
+      { match: { kind: 'request-failed', turn: 2, failure: { code: 'AUTH' } }, shows: [] },
       {
         match: { kind: 'turn-end', turn: 2, reason: { kind: 'error', error: { code: 'AUTH' } } },
-        shows: ['AUTH'],
+        shows: ['AUTH', 'bad key'],
       },
     ],
   },
@@ -264,10 +265,11 @@ export const transcriptCases: readonly TranscriptCase[] = [
       { match: { kind: 'turn-start', turn: 1 }, shows: ['turn 1'] },
       { match: { kind: 'user', text: 'hi' }, shows: ['hi'] },
       { match: { kind: 'assistant', failed: true }, shows: [] },
-      { match: { kind: 'request-failed', failure: { code: 'RATE_LIMIT' } }, shows: ['RATE_LIMIT'] },
+      // A failure is shown once: by the retry that answers it.
+      { match: { kind: 'request-failed', failure: { code: 'RATE_LIMIT' } }, shows: [] },
       {
         match: { kind: 'retry', attempt: 1, delayMs: 1, failure: { code: 'RATE_LIMIT' } },
-        shows: ['retry', 'RATE_LIMIT'],
+        shows: ['retry', 'RATE_LIMIT', 'slow down'],
       },
       { match: { kind: 'assistant', failed: false }, shows: ['Made it.'] },
       { match: { kind: 'turn-end', reason: { kind: 'completed' } }, shows: ['completed'] },

@@ -79,7 +79,8 @@ export function ToolCardView({
 
 /** A unified diff, line by line, as text (never HTML). */
 export function DiffView({ diff }: { diff: string }) {
-  const lines = diff.split('\n');
+  // The patch's `Index:` banner and its rule of `=` say nothing the file lines do not.
+  const lines = diff.split('\n').filter((line) => !line.startsWith('Index: ') && !/^={10,}$/.test(line));
   return (
     <pre class="diff">
       {lines.map((line, index) => (
