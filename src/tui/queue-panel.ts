@@ -1,5 +1,5 @@
 import type { InboxTarget, UserMessage } from '../index.ts';
-import { textOf } from '../index.ts';
+import { messageText } from '../index.ts';
 import { truncateToWidth } from '@mariozechner/pi-tui';
 import type { TuiTheme } from './tui-theme.ts';
 
@@ -33,7 +33,7 @@ export function queueLines(options: {
   for (let index = start; index < Math.min(entries.length, start + maxQueueRows); index++) {
     const entry = entries[index]!;
     const label = entry.target === 'next-step' ? 'next step' : 'next turn';
-    const text = textOf(entry.message.content).replace(/\s*\n\s*/g, ' ⏎ ');
+    const text = messageText(entry.message).replace(/\s*\n\s*/g, ' ⏎ ');
     const row = truncateToWidth(`  ${index + 1}. [${label}] ${text}`, width);
     lines.push(index === selected ? t.inverse(row) : row);
   }

@@ -1,8 +1,8 @@
-import type { ContentBlock, ToolCard, TranscriptItem, TurnEndReason } from '../index.ts';
-import type { ScreenItem } from './screen-item.ts';
-import { describeFailure, textOf } from '../index.ts';
+import type { ContentBlock, LlmFailure, ToolCard, TranscriptItem, TurnEndReason } from '../index.ts';
+import { messageText } from '../index.ts';
 import { truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui';
 import { MarkdownLines } from './markdown-lines.ts';
+import type { ScreenItem } from './screen-item.ts';
 import type { TuiTheme } from './tui-theme.ts';
 
 /** How many lines of a tool's output its card shows (the rest is counted, never drawn). */
@@ -131,7 +131,7 @@ export class TranscriptLines {
       .filter((block) => block.type === 'reasoning')
       .map((block) => (block.type === 'reasoning' ? block.text : ''))
       .join('');
-    const text = textOf(item.blocks);
+    const text = messageText({ content: item.blocks });
     const thinkingNow = item.streaming && text === '' && reasoning !== '';
     if (reasoning.trim() !== '') {
       if (thinkingNow) {
@@ -281,6 +281,10 @@ function wrap(text: string, width: number): string[] {
   for (const line of text.replace(/\t/g, '  ').split('\n'))
     lines.push(...(line === '' ? [''] : wrapTextWithAnsi(line, Math.max(10, width))));
   return lines;
+}
+
+function describeFailure(failure: LlmFailure): string {
+  return `${failure.code}: ${oneLine(failure.message)}`;
 }
 
 function oneLine(text: string): string {
