@@ -190,9 +190,12 @@ export class TextRunOutput implements RunOutput {
       case 'tool': {
         const progress = activity.progress;
         const of = progress?.total !== undefined ? `/${progress.total}` : '';
-        const note = progress?.message !== undefined ? ` ${progress.message.replace(/\s+/g, ' ').trim()}` : '';
+        const note =
+          progress?.message !== undefined ? ` ${progress.message.replace(/\s+/g, ' ').trim()}` : '';
         this.#spinner.start(
-          progress === undefined ? `running ${activity.name}…` : `running ${activity.name}… ${progress.progress}${of}${note}`,
+          progress === undefined
+            ? `running ${activity.name}…`
+            : `running ${activity.name}… ${progress.progress}${of}${note}`,
         );
         return;
       }

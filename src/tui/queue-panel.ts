@@ -1,5 +1,5 @@
-import type { InboxTarget, UserMessage } from '../internal.ts';
-import { messageText } from '../internal.ts';
+import type { InboxTarget, UserMessage } from '../index.ts';
+import { messageText } from '../index.ts';
 import { truncateToWidth } from '@mariozechner/pi-tui';
 import type { TuiTheme } from './tui-theme.ts';
 

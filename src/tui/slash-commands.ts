@@ -4,8 +4,8 @@ import {
   activeGoal,
   clearGoal,
   compactSession,
+  costOf,
   permissionModes,
-  costOfUsage,
   setGoal,
 } from '../internal.ts';
 import type { ChatSession } from './chat-session.ts';
@@ -272,7 +272,7 @@ function costReport(chat: ChatSession): string {
         price = undefined;
       }
       if (price === undefined) unknown = true;
-      else cost += costOfUsage(served.usage, price);
+      else cost += costOf(served.usage, price);
     }
     total += cost;
     const usage = turn.usage;

@@ -1,5 +1,5 @@
 import type { PausedBudget, TranscriptItem, TranscriptPricing } from '../internal.ts';
-import { budgetRecordView, costOfUsage } from '../internal.ts';
+import { budgetRecordView, costOf } from '../internal.ts';
 import { truncateToWidth, visibleWidth } from '@mariozechner/pi-tui';
 import type { ChatSession } from './chat-session.ts';
 import type { TuiTheme } from './tui-theme.ts';
@@ -49,7 +49,7 @@ export function statusFacts(chat: ChatSession, now: number): StatusFacts {
         turnCost = undefined;
         break;
       }
-      turnCost += costOfUsage(served.usage, price);
+      turnCost += costOf(served.usage, price);
     }
   }
   const cost = transcript.cost(pricing);

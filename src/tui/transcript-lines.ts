@@ -1,8 +1,8 @@
-import type { ContentBlock, ToolCard, TranscriptItem, TurnEndReason } from '../internal.ts';
-import type { ScreenItem } from './screen-item.ts';
-import type { LlmFailure } from '../internal.ts';
+import type { ContentBlock, LlmFailure, ToolCard, TranscriptItem, TurnEndReason } from '../index.ts';
+import { messageText } from '../index.ts';
 import { truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui';
 import { MarkdownLines } from './markdown-lines.ts';
+import type { ScreenItem } from './screen-item.ts';
 import type { TuiTheme } from './tui-theme.ts';
 
 /** How many lines of a tool's output its card shows (the rest is counted, never drawn). */
@@ -131,7 +131,7 @@ export class TranscriptLines {
       .filter((block) => block.type === 'reasoning')
       .map((block) => (block.type === 'reasoning' ? block.text : ''))
       .join('');
-    const text = textOfBlocks(item.blocks);
+    const text = messageText({ content: item.blocks });
     const thinkingNow = item.streaming && text === '' && reasoning !== '';
     if (reasoning.trim() !== '') {
       if (thinkingNow) {
@@ -283,18 +283,14 @@ function wrap(text: string, width: number): string[] {
   return lines;
 }
 
+function describeFailure(failure: LlmFailure): string {
+  return `${failure.code}: ${oneLine(failure.message)}`;
+}
+
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
 }
 
 function describeBlocks(content: readonly ContentBlock[]): string {
   return content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join(' ');
-}
-
-function describeFailure(failure: LlmFailure): string {
-  return `${failure.code}: ${failure.message.replace(/\s*\n\s*/g, ' ').trim()}`;
-}
-
-function textOfBlocks(blocks: readonly ContentBlock[]): string {
-  return blocks.map((block) => (block.type === 'text' ? block.text : '')).join('');
 }

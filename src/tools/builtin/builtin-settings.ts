@@ -56,7 +56,10 @@ export async function readCheckedText(
     const text = await editor.readTextFile(resolved.real, context);
     if (text !== undefined) {
       if (Buffer.byteLength(text) > maxBytes) {
-        throw new ToolError('FILE_TOO_LARGE', `${resolved.display} is over the ${maxBytes}-byte limit of this tool`);
+        throw new ToolError(
+          'FILE_TOO_LARGE',
+          `${resolved.display} is over the ${maxBytes}-byte limit of this tool`,
+        );
       }
       return { text, resolved };
     }

@@ -66,7 +66,11 @@ export function createWriteFileTool(settings: BuiltinSettings): Tool<WriteFileAr
       } catch (error) {
         // A missing file is created; a binary or huge previous version is still replaced, without a diff.
         if (!(error instanceof ToolError)) throw error;
-        if (error.code !== 'FILE_NOT_FOUND' && error.code !== 'BINARY_FILE' && error.code !== 'FILE_TOO_LARGE')
+        if (
+          error.code !== 'FILE_NOT_FOUND' &&
+          error.code !== 'BINARY_FILE' &&
+          error.code !== 'FILE_TOO_LARGE'
+        )
           throw error;
       }
       const outcome = await writeCheckedText(settings, args.path, args.content, context);
