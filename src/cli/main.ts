@@ -7,7 +7,6 @@ import type { CliIo } from './cli-io.ts';
 import { processIo } from './cli-io.ts';
 import type { CommandSpec } from './command-line.ts';
 import { parseCommand } from './command-line.ts';
-import { wantsChat } from './chat-arguments.ts';
 import { chatSpec, commandSpec, runSpec } from './command-specs.ts';
 import { commandHelp, generalHelp, shortUsage } from './help-text.ts';
 
@@ -44,6 +43,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
         throw new CliError('USAGE', `unknown option '${first}'`, { exitCode: exitCodes.usage, usageOf: '' });
       }
       // `rein --continue` / `rein --resume <id>` without a prompt open the chat.
+      const { wantsChat } = await import('./chat-arguments.ts');
       spec = wantsChat(argv) ? chatSpec : runSpec;
       rest = [...argv];
     } else {

@@ -35,7 +35,13 @@ export type ApprovalDecision =
  */
 export type ApprovalOutcome = ApprovalDecision & { failure?: 'no-approver' | 'approver-failed' };
 
-const decisionKinds: ReadonlySet<string> = new Set(['allow-once', 'allow-session', 'deny', 'aborted']);
+const decisionKinds: ReadonlySet<string> = new Set([
+  'allow-once',
+  'allow-session',
+  'deny',
+  'deny-session',
+  'aborted',
+]);
 
 /** True for a well-formed decision (an approver's answer is checked before it is trusted). */
 function isDecision(value: unknown): value is ApprovalDecision {

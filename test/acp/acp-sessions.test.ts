@@ -53,8 +53,11 @@ describe('rein acp: sessions', () => {
       mcpServers: [],
     });
     const replayed = acp.updatesOf(sessionId);
+    // The demo's running example: the read, the shell count (denied without a terminal), the summary.
     expect(updateKinds(replayed)).toEqual([
       'user_message_chunk',
+      'agent_message_chunk',
+      'tool_call',
       'agent_message_chunk',
       'tool_call',
       'agent_message_chunk',
@@ -77,6 +80,11 @@ describe('rein acp: sessions', () => {
     expect(answer.stopReason).toBe('end_turn');
     expect(updateKinds(acp.updatesOf(sessionId).slice(before))).toEqual([
       'agent_message_chunk',
+      'tool_call',
+      'tool_call_update:in_progress',
+      'tool_call_update:completed',
+      'agent_message_chunk',
+      // The shell count: the test client allows it.
       'tool_call',
       'tool_call_update:in_progress',
       'tool_call_update:completed',

@@ -131,7 +131,7 @@ const cases: { name: string; args: string[]; code: number; line: RegExp; usage: 
     name: 'show without an id',
     args: ['show'],
     code: 2,
-    line: /^rein: missing session id: rein show <id>$/,
+    line: /^rein: missing session id: rein show <id> \(or --last\)$/,
     usage: true,
   },
   {

@@ -64,6 +64,9 @@ describe.skipIf(pty === undefined)('slash commands in the TUI', () => {
     expect(switched).toContain(' demo/running-example · ask');
     tui.type('what is this project?');
     tui.type(keys.enter);
+    // The running example's shell step asks in the default mode; allow it once.
+    await tui.waitFor('Allow bash?');
+    tui.type('y');
     const demo = await tui.waitFor('turn 2 · completed');
     expect(demo).toContain('Demo model');
     expect(fixture.server.requests).toHaveLength(1);

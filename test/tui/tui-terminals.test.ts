@@ -73,6 +73,9 @@ describe.skipIf(!hasTmux)('the TUI inside tmux at 80×24', () => {
       expect(opened).toContain(' demo/running-example · ask');
       tmux('send-keys', '-l', 'what is this project?');
       tmux('send-keys', 'Enter');
+      // The running example's shell step asks, as in the default mode it should; allow it once.
+      await screen('Allow bash?');
+      tmux('send-keys', '-l', 'y');
       const done = await screen('turn 1 · completed');
       expect(done).toContain('README.md has');
       expect(done.split('\n').every((line) => [...line].length <= 80)).toBe(true);
