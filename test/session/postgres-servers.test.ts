@@ -82,6 +82,8 @@ describePostgres('two rein web servers on one PostgreSQL database', (url) => {
 
   it('exactly one server wins a race to continue a session; a paused holder is fenced after a takeover', async () => {
     const id = await seedSession();
+    // The seeded turn has tool results of its own: only one after them belongs to the new turn.
+    const seededLength = (await store.read(id)).events.length;
     const [a, b] = [await start('a', 120), await start('b', 120)];
     const answers = await Promise.all(
       [a, b].map((server) =>
@@ -97,7 +99,9 @@ describePostgres('two rein web servers on one PostgreSQL database', (url) => {
 
     // Pause the holder mid-turn, once its tool ran, and wait past its lease.
     await waitUntil('the tool result in the database', async () =>
-      (await store.read(id)).events.some((event) => event.type === 'tool/result') ? true : undefined,
+      (await store.read(id)).events.slice(seededLength).some((event) => event.type === 'tool/result')
+        ? true
+        : undefined,
     );
     winner.process.kill('SIGSTOP');
     await new Promise((done) => setTimeout(done, leaseMs + 1500));
