@@ -51,9 +51,6 @@ const reservedPrefixes = new Set([
 ]);
 const reservedAlone = new Set(['fi', 'done', 'esac', '}', 'then', 'else', 'do', '{']);
 const unparsedKeywords = new Set(['for', 'case', 'select', 'function', 'coproc']);
-const wrappers =
-  /^(?:sudo|doas|env|command|builtin|nohup|time|exec|nice|xargs|stdbuf|timeout)(?:\s+-\S+)*(?:\s+\d+\S*)?\s+/;
-const assignment = /^[A-Za-z_][A-Za-z0-9_]*=\S*\s+/;
 
 // Nested shells deeper than this are not followed (and count as undecidable).
 const maxNesting = 8;
@@ -306,16 +303,6 @@ class Scanner {
       this.parts.push(...inner.parts);
       if (!inner.complete) this.complete = false;
     }
-  }
-}
-
-/** Removes leading variable assignments and command wrappers (`sudo`, `env`, `nohup`, …). */
-export function stripWrappers(command: string): string {
-  let current = command;
-  for (;;) {
-    const next = current.replace(assignment, '').replace(wrappers, '');
-    if (next === current) return current;
-    current = next;
   }
 }
 

@@ -1,7 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CallFacts, PermissionMode, PermissionRule } from '../../../src/internal.ts';
-import { evaluatePermission, parseShellCommand, sessionApprovalKey } from '../../../src/internal.ts';
+import {
+  evaluatePermission,
+  parseShellCommand,
+  permissionModes,
+  sessionApprovalKey,
+} from '../../../src/internal.ts';
 
 const root = '/work/space';
 const commands = [
@@ -14,7 +19,8 @@ const commands = [
   'cat a.txt',
   'curl example.com',
 ];
-const modes: PermissionMode[] = ['ask', 'auto-edit', 'yolo', 'read-only'];
+// Every mode, `sandbox` included: rules must win over what a mode would let run.
+const modes: readonly PermissionMode[] = permissionModes;
 
 /** A compound command: simple commands joined by operators and nested in subshells and substitutions. */
 const compound: fc.Arbitrary<{ text: string; parts: string[] }> = fc.letrec<{
@@ -51,12 +57,16 @@ const rule: fc.Arbitrary<PermissionRule> = fc.record(
   { requiredKeys: ['decision'] },
 );
 
+/** A bash call; every other one runs in the OS sandbox, so `sandbox` mode's own allowance is exercised. */
+let bashCalls = 0;
 function bashFacts(command: string): CallFacts {
+  bashCalls += 1;
   return {
     tool: 'bash',
     effect: 'execute',
     command,
     paths: [{ requested: '.', real: root, zone: 'inside', display: '.' }],
+    ...(bashCalls % 2 === 0 ? { confinement: { sandboxed: true, network: false } } : {}),
   };
 }
 
