@@ -19,6 +19,8 @@ const modelFacts = fields({
   pricing: fields({ input: value, cachedInput: value, cacheWrite: value, output: value }),
   reasoning: value,
   reasoningEffort: value,
+  thinking: value,
+  fixedSampling: value,
   images: value,
   label: value,
 });

@@ -43,6 +43,13 @@ export interface ModelInfo {
   reasoning?: boolean;
   /** The effort calls of this model use when they set none (a config `models` entry sets it). */
   reasoningEffort?: string;
+  /**
+   * How the vendor takes a thinking request: `budget` (a token budget per call) or `adaptive` (the model
+   * decides how much to think, steered by an effort level); `adaptive` when unset.
+   */
+  thinking?: 'budget' | 'adaptive';
+  /** True for a model that rejects sampling parameters other than its defaults (Rein then sends none). */
+  fixedSampling?: boolean;
   /** True for a model that accepts images in user messages. */
   images?: boolean;
   label?: string;

@@ -277,6 +277,41 @@ describe('Anthropic specifics', () => {
     ).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_REASONING_EFFORT' }));
   });
 
+  it('asks a model that thinks adaptively for an effort level, never a token budget', async () => {
+    server = await startFakeAnthropicServer([{ text: 'ok' }, { text: 'ok' }, { text: 'ok' }]);
+    const adapter = new AnthropicProvider({ baseUrl: server.url, apiKey: 'k' });
+    const ask = (model: string, extra: Record<string, unknown>) =>
+      collect(adapter, {
+        provider: 'anthropic',
+        model,
+        messages: [createUserMessage('q')],
+        ...extra,
+      });
+    // Sonnet 4.6 thinks adaptively and still takes a temperature when thinking is off.
+    await ask('claude-sonnet-4-6', { reasoningEffort: 'minimal', temperature: 0.2 });
+    await ask('claude-sonnet-4-6', { temperature: 0.2 });
+    // Sonnet 5 rejects sampling parameters: none is sent, whatever the call says.
+    await ask('claude-sonnet-5', { temperature: 0.2 });
+    const [adaptive, plain, fixed] = server.requests.map(
+      (request) => request.body as Record<string, unknown>,
+    );
+    expect(adaptive!.thinking).toEqual({ type: 'adaptive' });
+    expect(adaptive!.output_config).toEqual({ effort: 'low' });
+    expect(adaptive).not.toHaveProperty('temperature');
+    expect(plain).not.toHaveProperty('thinking');
+    expect(plain).not.toHaveProperty('output_config');
+    expect(plain!.temperature).toBe(0.2);
+    expect(fixed).not.toHaveProperty('temperature');
+    expect(fixed).not.toHaveProperty('thinking');
+    // A token budget means nothing to an adaptive model; a model Rein does not know is taken as adaptive.
+    for (const model of ['claude-opus-5-5', 'claude-opus-9']) {
+      expect(() => adapter.prepare({ provider: 'anthropic', model, reasoningEffort: '8000' })).toThrow(
+        expect.objectContaining({ code: 'UNSUPPORTED_REASONING_EFFORT' }),
+      );
+      expect(adapter.prepare({ provider: 'anthropic', model, reasoningEffort: 'max' }).model).toBe(model);
+    }
+  });
+
   it('parses a recorded transcript with thinking, text and a tool call', async () => {
     server = await startFakeAnthropicServer([{ fixture: 'anthropic-thinking-tool-use.sse' }]);
     const adapter = new AnthropicProvider({ baseUrl: server.url, apiKey: 'k' });

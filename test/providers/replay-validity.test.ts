@@ -109,7 +109,8 @@ function bothVendors(request: LlmRequest): string[] {
       buildMessagesBody(request, {
         provider: request.provider,
         maxTokens: 1024,
-        thinkingBudget: undefined,
+        thinking: undefined,
+        sampling: true,
         promptCaching: false,
       }),
     ),

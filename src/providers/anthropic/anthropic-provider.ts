@@ -9,6 +9,7 @@ import type {
 import { LlmError } from '../../llm/index.ts';
 import { defaultIdleTimeoutMs, streamServerSentEvents, validBaseUrl } from '../http/index.ts';
 import { lookupModel } from '../catalog/index.ts';
+import type { AnthropicThinking } from './anthropic-request.ts';
 import { buildMessagesBody } from './anthropic-request.ts';
 import { translateMessagesStream } from './anthropic-stream.ts';
 
@@ -47,6 +48,16 @@ const thinkingBudgets: Readonly<Record<string, number>> = {
   high: 16_384,
   xhigh: 32_000,
   max: 32_000,
+};
+
+// The effort levels adaptive thinking takes (`output_config.effort`); `minimal` asks for the lowest.
+const adaptiveEfforts: Readonly<Record<string, string>> = {
+  minimal: 'low',
+  low: 'low',
+  medium: 'medium',
+  high: 'high',
+  xhigh: 'xhigh',
+  max: 'max',
 };
 
 const minimumThinkingBudget = 1024;
@@ -98,7 +109,8 @@ export class AnthropicProvider implements LlmAdapter {
       body: buildMessagesBody(request, {
         provider: this.provider,
         maxTokens: plan.maxTokens,
-        thinkingBudget: plan.thinkingBudget,
+        thinking: plan.thinking,
+        sampling: plan.sampling,
         promptCaching: this.#options.promptCaching ?? true,
       }),
       signal,
@@ -108,17 +120,32 @@ export class AnthropicProvider implements LlmAdapter {
     return translateMessagesStream(events, this.provider);
   }
 
-  /** Resolves `max_tokens` and the thinking budget of a call; throws a typed error for impossible ones. */
-  #plan(config: LlmCallConfig): { maxTokens: number; thinkingBudget: number | undefined } {
+  /** Resolves `max_tokens` and the thinking of a call as its model takes them; throws a typed error for impossible ones. */
+  #plan(config: LlmCallConfig): {
+    maxTokens: number;
+    thinking: AnthropicThinking | undefined;
+    sampling: boolean;
+  } {
     const explicit = config.maxTokens;
     if (explicit !== undefined && (!Number.isSafeInteger(explicit) || explicit <= 0)) {
       throw new LlmError({ code: 'INVALID_REQUEST', message: 'maxTokens must be a positive integer' });
     }
-    const maxTokens =
-      explicit ?? this.describeModel(config.model)?.maxOutputTokens ?? this.#options.defaultMaxTokens ?? 8192;
-    const effort = config.reasoningEffort ?? this.describeModel(config.model)?.reasoningEffort;
+    const info = this.describeModel(config.model);
+    const maxTokens = explicit ?? info?.maxOutputTokens ?? this.#options.defaultMaxTokens ?? 8192;
+    const sampling = info?.fixedSampling !== true;
+    const effort = config.reasoningEffort ?? info?.reasoningEffort;
     if (effort === undefined || effort === 'none' || effort === 'off')
-      return { maxTokens, thinkingBudget: undefined };
+      return { maxTokens, thinking: undefined, sampling };
+    if ((info?.thinking ?? 'adaptive') === 'adaptive') {
+      const level = adaptiveEfforts[effort];
+      if (level === undefined) {
+        throw new LlmError({
+          code: 'UNSUPPORTED_REASONING_EFFORT',
+          message: `${this.provider}: ${config.model} thinks adaptively; reasoning effort '${effort}' is not one of none, ${Object.keys(adaptiveEfforts).join(', ')} (a token budget is for models that take one)`,
+        });
+      }
+      return { maxTokens, thinking: { kind: 'adaptive', effort: level }, sampling };
+    }
     const requested = thinkingBudgets[effort] ?? (/^\d+$/.test(effort) ? Number(effort) : undefined);
     if (requested === undefined) {
       throw new LlmError({
@@ -127,13 +154,13 @@ export class AnthropicProvider implements LlmAdapter {
       });
     }
     // The budget must leave room for the answer inside max_tokens.
-    const thinkingBudget = Math.min(requested, maxTokens - minimumThinkingBudget);
-    if (thinkingBudget < minimumThinkingBudget) {
+    const budgetTokens = Math.min(requested, maxTokens - minimumThinkingBudget);
+    if (budgetTokens < minimumThinkingBudget) {
       throw new LlmError({
         code: 'UNSUPPORTED_REASONING_EFFORT',
         message: `${this.provider}: max tokens ${maxTokens} leave no room for a thinking budget of at least ${minimumThinkingBudget}`,
       });
     }
-    return { maxTokens, thinkingBudget };
+    return { maxTokens, thinking: { kind: 'budget', budgetTokens }, sampling };
   }
 }

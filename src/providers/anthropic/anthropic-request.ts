@@ -26,14 +26,24 @@ interface WireMessage {
   content: WireBlock[];
 }
 
+/**
+ * A thinking request: a token budget (`thinking.type: enabled`), or adaptive thinking steered by an effort
+ * level (`thinking.type: adaptive` with `output_config.effort`), as the model takes it.
+ */
+export type AnthropicThinking =
+  | { readonly kind: 'budget'; readonly budgetTokens: number }
+  | { readonly kind: 'adaptive'; readonly effort: string };
+
 /** How the Messages request is shaped for one call. */
 export interface AnthropicRequestOptions {
   /** The provider id whose reasoning blocks are this vendor's own (only those carry valid signatures). */
   provider: string;
   /** `max_tokens` (required by the API). */
   maxTokens: number;
-  /** Extended thinking budget, or undefined for none. */
-  thinkingBudget: number | undefined;
+  /** The thinking the call asks for, or undefined for none. */
+  thinking: AnthropicThinking | undefined;
+  /** False for a model that rejects sampling parameters: no `temperature` is sent. */
+  sampling: boolean;
   /** Put prompt-caching breakpoints on the system prompt, the tool list and the latest message. */
   promptCaching: boolean;
 }
@@ -69,9 +79,13 @@ export function buildMessagesBody(
     if (options.promptCaching) tools[tools.length - 1]!.cache_control = ephemeral;
     body.tools = tools;
   }
-  if (options.thinkingBudget !== undefined) {
-    body.thinking = { type: 'enabled', budget_tokens: options.thinkingBudget };
-  } else if (request.temperature !== undefined) {
+  const thinking = options.thinking;
+  if (thinking?.kind === 'budget') {
+    body.thinking = { type: 'enabled', budget_tokens: thinking.budgetTokens };
+  } else if (thinking?.kind === 'adaptive') {
+    body.thinking = { type: 'adaptive' };
+    body.output_config = { effort: thinking.effort };
+  } else if (request.temperature !== undefined && options.sampling) {
     // With thinking on, the API accepts no temperature other than its default.
     body.temperature = request.temperature;
   }

@@ -149,6 +149,8 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
+      thinking: 'adaptive',
+      fixedSampling: true,
       pricing: million(4, 0.4, 20, 5),
     },
     'claude-sonnet-5-5': {
@@ -156,6 +158,17 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
+      thinking: 'adaptive',
+      fixedSampling: true,
+      pricing: million(2, 0.2, 10, 2.5),
+    },
+    'claude-sonnet-5': {
+      label: 'Claude Sonnet 5',
+      contextWindow: 1_000_000,
+      maxOutputTokens: 128_000,
+      reasoning: true,
+      thinking: 'adaptive',
+      fixedSampling: true,
       pricing: million(2, 0.2, 10, 2.5),
     },
     'claude-opus-5': {
@@ -163,6 +176,8 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
+      thinking: 'adaptive',
+      fixedSampling: true,
       pricing: million(5, 0.5, 25, 6.25),
     },
     'claude-opus-4-6': {
@@ -170,6 +185,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
+      thinking: 'adaptive',
       pricing: million(5, 0.5, 25, 6.25),
     },
     'claude-sonnet-4-6': {
@@ -177,6 +193,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
+      thinking: 'adaptive',
       pricing: million(3, 0.3, 15, 3.75),
     },
     'claude-opus-4-5': {
@@ -185,6 +202,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
+      thinking: 'budget',
       pricing: million(5, 0.5, 25, 6.25),
     },
     'claude-opus-4-1': {
@@ -193,6 +211,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 200_000,
       maxOutputTokens: 32_000,
       reasoning: true,
+      thinking: 'budget',
       pricing: million(15, 1.5, 75, 18.75),
     },
     'claude-opus-4-0': {
@@ -201,6 +220,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 200_000,
       maxOutputTokens: 32_000,
       reasoning: true,
+      thinking: 'budget',
       pricing: million(15, 1.5, 75, 18.75),
     },
     'claude-sonnet-4-5': {
@@ -209,6 +229,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
+      thinking: 'budget',
       pricing: million(3, 0.3, 15, 3.75),
     },
     'claude-sonnet-4-0': {
@@ -217,6 +238,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
+      thinking: 'budget',
       pricing: million(3, 0.3, 15, 3.75),
     },
     'claude-3-7-sonnet': {
@@ -225,6 +247,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
+      thinking: 'budget',
       pricing: million(3, 0.3, 15, 3.75),
     },
     'claude-haiku-4-5': {
@@ -233,6 +256,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
+      thinking: 'budget',
       pricing: million(1, 0.1, 5, 1.25),
     },
     'claude-3-5-haiku': {
