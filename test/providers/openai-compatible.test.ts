@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Message } from '../../src/index.ts';
-import { OpenAICompatibleProvider } from '../../src/index.ts';
+import { OpenAICompatibleProvider, createUserMessage } from '../../src/index.ts';
 import type { FakeServer } from '../support/fake-openai-server.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { adapterConformance } from './adapter-conformance.ts';
@@ -117,6 +117,27 @@ describe('OpenAI-compatible specifics', () => {
   afterEach(async () => {
     await server?.close();
     server = undefined;
+  });
+
+  it('sends a temperature only to a model that takes it while it is called', async () => {
+    const calls: { model: string; reasoningEffort?: string }[] = [
+      { model: 'gpt-4.1' }, // no reasoning: kept
+      { model: 'gpt-5' }, // fixed sampling: dropped
+      { model: 'gpt-5.5', reasoningEffort: 'none' }, // reasoning turned off: kept
+      { model: 'gpt-5.5' }, // reasoning at its default: dropped
+    ];
+    server = await startFakeOpenAIServer(calls.map(() => ({ text: 'ok' })));
+    const adapter = new OpenAICompatibleProvider({ provider: 'openai', baseUrl: server.url, apiKey: 'k' });
+    for (const call of calls) {
+      const request = { provider: 'openai', messages: [createUserMessage('q')], temperature: 0.3, ...call };
+      for await (const chunk of adapter.stream(
+        { ...adapter.prepare(request), messages: request.messages },
+        new AbortController().signal,
+      ))
+        void chunk;
+    }
+    const sent = server.requests.map((request) => (request.body as { temperature?: number }).temperature);
+    expect(sent).toEqual([0.3, undefined, 0.3, undefined]);
   });
 
   it('maps OpenAI cached tokens out of the prompt count', async () => {

@@ -73,6 +73,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 400_000,
       maxOutputTokens: 128_000,
       reasoning: true,
+      fixedSampling: true,
       pricing: million(1.25, 0.125, 10),
     },
     'gpt-5-mini': {
@@ -81,6 +82,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 400_000,
       maxOutputTokens: 128_000,
       reasoning: true,
+      fixedSampling: true,
       pricing: million(0.25, 0.025, 2),
     },
     'gpt-5-nano': {
@@ -89,6 +91,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 400_000,
       maxOutputTokens: 128_000,
       reasoning: true,
+      fixedSampling: true,
       pricing: million(0.05, 0.005, 0.4),
     },
     'gpt-4.1': {
@@ -132,6 +135,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 200_000,
       maxOutputTokens: 100_000,
       reasoning: true,
+      fixedSampling: true,
       pricing: million(2, 0.5, 8),
     },
     'o4-mini': {
@@ -140,6 +144,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
       contextWindow: 200_000,
       maxOutputTokens: 100_000,
       reasoning: true,
+      fixedSampling: true,
       pricing: million(1.1, 0.275, 4.4),
     },
   },

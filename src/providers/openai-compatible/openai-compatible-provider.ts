@@ -92,7 +92,7 @@ export class OpenAICompatibleProvider implements LlmAdapter {
     ) {
       throw new LlmError({ code: 'INVALID_REQUEST', message: 'maxTokens must be a positive integer' });
     }
-    return this.#withOutputLimit(this.#withEffort(config));
+    return this.#withSampling(this.#withOutputLimit(this.#withEffort(config)));
   }
 
   // The model's configured default effort applies when the call sets none; a token budget (from
@@ -105,6 +105,18 @@ export class OpenAICompatibleProvider implements LlmAdapter {
     const budget = Number(effort);
     const level = budget <= 2048 ? 'low' : budget <= 16_384 ? 'medium' : 'high';
     return { ...config, reasoningEffort: level };
+  }
+
+  // Reasoning models reject a non-default temperature while they reason (OpenAI answers 400), and
+  // models with fixed sampling always do: the temperature is kept only where the vendor takes it.
+  #withSampling<Config extends LlmCallConfig>(config: Config): Config {
+    if (config.temperature === undefined) return config;
+    const info = this.describeModel(config.model);
+    const reasoningOff = config.reasoningEffort === 'none' || config.reasoningEffort === 'off';
+    const rejected = info?.fixedSampling === true || (info?.reasoning === true && !reasoningOff);
+    if (!rejected) return config;
+    const { temperature: _dropped, ...rest } = config;
+    return rest as Config;
   }
 
   // Without a limit some servers apply a low default of their own (DeepSeek: 4K) and cut long writes.
@@ -126,7 +138,10 @@ export class OpenAICompatibleProvider implements LlmAdapter {
       provider: this.provider,
       url: `${this.baseUrl}/chat/completions`,
       headers,
-      body: buildChatCompletionsBody(this.#withOutputLimit(this.#withEffort(request)), this.#style),
+      body: buildChatCompletionsBody(
+        this.#withSampling(this.#withOutputLimit(this.#withEffort(request))),
+        this.#style,
+      ),
       signal,
       idleTimeoutMs: this.#options.idleTimeoutMs ?? defaultIdleTimeoutMs,
       fetch: this.#options.fetch,
