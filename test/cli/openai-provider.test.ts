@@ -5,6 +5,7 @@ import type { FakeReply, FakeServer } from '../support/fake-openai-server.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 import type { Sandbox } from './rein-process.ts';
 import { parseJsonLines, runRein, sandbox, startRein, waitForOutput } from './rein-process.ts';
+import { approvedToolTurnTypes } from '../support/event-sequences.ts';
 
 const secret = 'sk-test-do-not-print-9f8e7d6c';
 
@@ -143,25 +144,7 @@ describe('rein run against a loopback OpenAI-compatible server (DeepSeek wire fo
     ]);
     const json = await runRein(['run', '--json', 'write it again'], { cwd: box.workspace, env: envJson });
     expect(json.code).toBe(0);
-    expect(nonChunkTypes(json.stdout)).toEqual([
-      'agent/inbox/spliced',
-      'turn/start',
-      'agent/inbox/spliced',
-      'step/start',
-      'user/message',
-      'request/header',
-      'request/context',
-      'assistant/message',
-      'tool/call',
-      'tool/approval-requested',
-      'tool/approval-decided',
-      'tool/result',
-      'step/end',
-      'step/start',
-      'assistant/message',
-      'step/end',
-      'turn/end',
-    ]);
+    expect(nonChunkTypes(json.stdout)).toEqual(approvedToolTurnTypes);
     const decided = parseJsonLines(json.stdout).durable.find(
       (line) => line.type === 'tool/approval-decided',
     )!;

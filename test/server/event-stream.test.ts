@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AnySessionEvent, ApprovalRequest } from '../../src/index.ts';
 import type { ServerFixture, SseFrame } from './support.ts';
 import { openStream, serverFixture, typesOf } from './support.ts';
+import { approvedToolTurnTypes } from '../support/event-sequences.ts';
 
 const script = [
   {
@@ -67,25 +68,7 @@ describe('session event stream', () => {
     expect(stream.frames.filter((frame) => frame.event === 'log').map((frame) => Number(frame.id))).toEqual(
       agent.session.events.map((event) => event.seq),
     );
-    expect(typesOf(agent)).toEqual([
-      'agent/inbox/spliced',
-      'turn/start',
-      'agent/inbox/spliced',
-      'step/start',
-      'user/message',
-      'request/header',
-      'request/context',
-      'assistant/message',
-      'tool/call',
-      'tool/approval-requested',
-      'tool/approval-decided',
-      'tool/result',
-      'step/end',
-      'step/start',
-      'assistant/message',
-      'step/end',
-      'turn/end',
-    ]);
+    expect(typesOf(agent)).toEqual(approvedToolTurnTypes);
     // Live events arrive interleaved where they happened: running before turn/start, idle after turn/end.
     const order = stream.frames.map((frame) =>
       frame.event === 'log'

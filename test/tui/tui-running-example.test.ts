@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TuiFixture } from './tui-fixture.ts';
 import { quit, tuiFixture } from './tui-fixture.ts';
 import { keys, pty } from './tui-terminal.ts';
+import { approvedToolTurnTypes } from '../support/event-sequences.ts';
 
 let fixture: TuiFixture;
 
@@ -70,25 +71,7 @@ describe.skipIf(pty === undefined)('the TUI plays the running example', () => {
     const types = (await fixture.events(id!))
       .map((event) => event.type)
       .filter((type) => type !== 'assistant/chunk');
-    expect(types).toEqual([
-      'agent/inbox/spliced',
-      'turn/start',
-      'agent/inbox/spliced',
-      'step/start',
-      'user/message',
-      'request/header',
-      'request/context',
-      'assistant/message',
-      'tool/call',
-      'tool/approval-requested',
-      'tool/approval-decided',
-      'tool/result',
-      'step/end',
-      'step/start',
-      'assistant/message',
-      'step/end',
-      'turn/end',
-    ]);
+    expect(types).toEqual(approvedToolTurnTypes);
     const decided = (await fixture.events(id!)).find((event) => event.type === 'tool/approval-decided');
     expect(decided?.data).toMatchObject({ decision: 'allow-once' });
   }, 90_000);

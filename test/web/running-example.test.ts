@@ -7,6 +7,7 @@ import { builtinTools } from '../../src/index.ts';
 import type { ServerFixture } from '../server/support.ts';
 import { serverFixture, typesOf } from '../server/support.ts';
 import { browserSuite, browserTestTimeout, hasChromium, openPage } from './support.ts';
+import { approvedToolTurnTypes } from '../support/event-sequences.ts';
 
 // Screenshots for the README are refreshed with REIN_SCREENSHOTS=1.
 const screenshotDir =
@@ -29,26 +30,6 @@ const script = [
     usage: { inputTokens: 1500, outputTokens: 60 },
     delayMs: 40,
   },
-];
-
-const seedOrder = [
-  'agent/inbox/spliced',
-  'turn/start',
-  'agent/inbox/spliced',
-  'step/start',
-  'user/message',
-  'request/header',
-  'request/context',
-  'assistant/message',
-  'tool/call',
-  'tool/approval-requested',
-  'tool/approval-decided',
-  'tool/result',
-  'step/end',
-  'step/start',
-  'assistant/message',
-  'step/end',
-  'turn/end',
 ];
 
 describe.skipIf(!hasChromium)('Web UI: the running example in a real browser', () => {
@@ -104,7 +85,7 @@ describe.skipIf(!hasChromium)('Web UI: the running example in a real browser', (
         await page.screenshot({ path: join(screenshotDir, 'finished-turn.png') });
 
       await onlyAgent().whenIdle();
-      expect(typesOf(onlyAgent())).toEqual(seedOrder);
+      expect(typesOf(onlyAgent())).toEqual(approvedToolTurnTypes);
       expect(onlyAgent().session.eventsOfType('tool/approval-decided')[0]!.data).toMatchObject({
         decision: 'allow-once',
       });

@@ -6,6 +6,7 @@ import { eventTypes, eventsOf, waitForEvent } from '../../../src/testing/index.t
 import type { Sandbox } from '../../tools/support.ts';
 import { sandbox } from '../../tools/support.ts';
 import { loggedResults, permissionFixture } from './support.ts';
+import { approvedToolTurnTypes } from '../../support/event-sequences.ts';
 
 let box: Sandbox;
 beforeEach(() => {
@@ -42,25 +43,7 @@ describe('approval flows through a real agent', () => {
     });
     f.agent.followup('write the notes');
     await f.agent.whenIdle();
-    expect(eventTypes(f.agent.session, { chunks: false })).toEqual([
-      'agent/inbox/spliced',
-      'turn/start',
-      'agent/inbox/spliced',
-      'step/start',
-      'user/message',
-      'request/header',
-      'request/context',
-      'assistant/message',
-      'tool/call',
-      'tool/approval-requested',
-      'tool/approval-decided',
-      'tool/result',
-      'step/end',
-      'step/start',
-      'assistant/message',
-      'step/end',
-      'turn/end',
-    ]);
+    expect(eventTypes(f.agent.session, { chunks: false })).toEqual(approvedToolTurnTypes);
     const [requested] = eventsOf<Record<string, unknown>>(f.agent.session, 'tool/approval-requested');
     expect(requested).toEqual({
       requestId: expect.any(String),
