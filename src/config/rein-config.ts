@@ -122,6 +122,22 @@ export function validateReinConfig(value: unknown, path = 'config'): ReinConfig 
   for (const [id, info] of Object.entries((value.models as Record<string, unknown> | undefined) ?? {})) {
     if (!isRecord(info)) fail(`models.${id}`, 'an object');
     if (!id.includes('/')) fail(`models key '${id}'`, 'written provider/model');
+    // The facts that shape a request are checked here; a wrong one would make every request fail.
+    const facts = info as Record<string, unknown>;
+    const thinking = facts.thinking;
+    if (
+      thinking !== undefined &&
+      !(
+        Array.isArray(thinking) &&
+        thinking.length > 0 &&
+        thinking.every((mode) => mode === 'budget' || mode === 'adaptive')
+      )
+    ) {
+      fail(`models.${id}.thinking`, "a list of 'budget' and/or 'adaptive'");
+    }
+    if (facts.fixedSampling !== undefined && typeof facts.fixedSampling !== 'boolean') {
+      fail(`models.${id}.fixedSampling`, 'true or false');
+    }
   }
   return value as ReinConfig;
 }

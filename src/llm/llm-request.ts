@@ -44,10 +44,11 @@ export interface ModelInfo {
   /** The effort calls of this model use when they set none (a config `models` entry sets it). */
   reasoningEffort?: string;
   /**
-   * How the vendor takes a thinking request: `budget` (a token budget per call) or `adaptive` (the model
-   * decides how much to think, steered by an effort level); `adaptive` when unset.
+   * The ways the model takes a thinking request: `budget` (a token budget per call) and `adaptive` (the
+   * model decides how much to think, steered by an effort level). A named effort uses `adaptive` where
+   * the model has it; a token budget needs `budget`. `['adaptive']` when unset.
    */
-  thinking?: 'budget' | 'adaptive';
+  thinking?: readonly ('budget' | 'adaptive')[];
   /** True for a model that rejects sampling parameters other than its defaults (Rein then sends none). */
   fixedSampling?: boolean;
   /** True for a model that accepts images in user messages. */

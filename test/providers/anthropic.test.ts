@@ -278,7 +278,7 @@ describe('Anthropic specifics', () => {
   });
 
   it('asks a model that thinks adaptively for an effort level, never a token budget', async () => {
-    server = await startFakeAnthropicServer([{ text: 'ok' }, { text: 'ok' }, { text: 'ok' }]);
+    server = await startFakeAnthropicServer([{ text: 'ok' }, { text: 'ok' }, { text: 'ok' }, { text: 'ok' }]);
     const adapter = new AnthropicProvider({ baseUrl: server.url, apiKey: 'k' });
     const ask = (model: string, extra: Record<string, unknown>) =>
       collect(adapter, {
@@ -303,7 +303,13 @@ describe('Anthropic specifics', () => {
     expect(plain!.temperature).toBe(0.2);
     expect(fixed).not.toHaveProperty('temperature');
     expect(fixed).not.toHaveProperty('thinking');
-    // A token budget means nothing to an adaptive model; a model Rein does not know is taken as adaptive.
+    // A token budget means nothing to a model that only thinks adaptively; a model Rein does not know is
+    // taken as one. Sonnet 4.6 still takes a budget given as one.
+    await ask('claude-sonnet-4-6', { reasoningEffort: '8000' });
+    expect((server.requests[3]!.body as Record<string, unknown>).thinking).toEqual({
+      type: 'enabled',
+      budget_tokens: 8000,
+    });
     for (const model of ['claude-opus-5-5', 'claude-opus-9']) {
       expect(() => adapter.prepare({ provider: 'anthropic', model, reasoningEffort: '8000' })).toThrow(
         expect.objectContaining({ code: 'UNSUPPORTED_REASONING_EFFORT' }),

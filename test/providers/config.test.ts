@@ -16,6 +16,7 @@ import {
   resolveModelId,
   saveReinConfig,
   setProviderKey,
+  validateReinConfig,
 } from '../../src/internal.ts';
 import type { FakeServer } from '../support/fake-openai-server.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
@@ -207,6 +208,22 @@ describe('model ids and provider construction', () => {
     expect(
       defaultConfiguredModel({ env: { ANTHROPIC_API_KEY: 'k' }, config: { defaultModel: 'openai/gpt-5' } }),
     ).toBe('openai/gpt-5');
+  });
+
+  it('refuses model facts that would shape every request wrongly, naming the key', () => {
+    const bad: [Record<string, unknown>, string][] = [
+      [{ thinking: 'adaptive' }, 'models.anthropic/x.thinking'],
+      [{ thinking: ['adaptive', 'lots'] }, 'models.anthropic/x.thinking'],
+      [{ thinking: [] }, 'models.anthropic/x.thinking'],
+      [{ fixedSampling: 'yes' }, 'models.anthropic/x.fixedSampling'],
+    ];
+    for (const [facts, key] of bad) {
+      expect(() => validateReinConfig({ models: { 'anthropic/x': facts } })).toThrow(
+        expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringContaining(key) }),
+      );
+    }
+    const good = { models: { 'anthropic/x': { thinking: ['budget', 'adaptive'], fixedSampling: true } } };
+    expect(validateReinConfig(good)).toEqual(good);
   });
 
   it('requires a base URL for a custom provider', () => {

@@ -136,15 +136,15 @@ export class AnthropicProvider implements LlmAdapter {
     const effort = config.reasoningEffort ?? info?.reasoningEffort;
     if (effort === undefined || effort === 'none' || effort === 'off')
       return { maxTokens, thinking: undefined, sampling };
-    if ((info?.thinking ?? 'adaptive') === 'adaptive') {
-      const level = adaptiveEfforts[effort];
-      if (level === undefined) {
-        throw new LlmError({
-          code: 'UNSUPPORTED_REASONING_EFFORT',
-          message: `${this.provider}: ${config.model} thinks adaptively; reasoning effort '${effort}' is not one of none, ${Object.keys(adaptiveEfforts).join(', ')} (a token budget is for models that take one)`,
-        });
-      }
+    const modes = info?.thinking ?? ['adaptive'];
+    const level = adaptiveEfforts[effort];
+    if (modes.includes('adaptive') && level !== undefined)
       return { maxTokens, thinking: { kind: 'adaptive', effort: level }, sampling };
+    if (!modes.includes('budget')) {
+      throw new LlmError({
+        code: 'UNSUPPORTED_REASONING_EFFORT',
+        message: `${this.provider}: ${config.model} thinks adaptively; reasoning effort '${effort}' is not one of none, ${Object.keys(adaptiveEfforts).join(', ')} (it takes no token budget)`,
+      });
     }
     const requested = thinkingBudgets[effort] ?? (/^\d+$/.test(effort) ? Number(effort) : undefined);
     if (requested === undefined) {
