@@ -124,8 +124,11 @@ export function imageReadyRequest(request: LlmRequest, model: ModelInfo | undefi
       shaped.push(message);
       continue;
     }
-    const content = message.content.map((block) =>
-      block.type === 'image' ? { type: 'text' as const, text: imageNote(block) } : block,
+    // On a line of its own: vendors that take one string per message join text blocks without a gap.
+    const content = message.content.map((block, position) =>
+      block.type === 'image'
+        ? { type: 'text' as const, text: `${position > 0 ? '\n' : ''}${imageNote(block)}` }
+        : block,
     );
     shaped.push({ ...message, content });
   }
