@@ -75,7 +75,10 @@ describe('rein acp: image prompts', () => {
       ],
     });
     expect(answer.stopReason).toBe('end_turn');
-    const sent = server.requests[0]!.body as { model: string; messages: { role: string; content: unknown }[] };
+    const sent = server.requests[0]!.body as {
+      model: string;
+      messages: { role: string; content: unknown }[];
+    };
     expect(sent.model).toBe('gpt-4o');
     expect(sent.messages.at(-1)).toEqual({
       role: 'user',
@@ -108,9 +111,14 @@ describe('rein acp: image prompts', () => {
       prompt: [{ type: 'text', text: 'Describe it in words.' }],
     });
     expect(again.stopReason).toBe('end_turn');
-    const second = server.requests[1]!.body as { model: string; messages: { role: string; content: unknown }[] };
+    const second = server.requests[1]!.body as {
+      model: string;
+      messages: { role: string; content: unknown }[];
+    };
     expect(second.model).toBe('deepseek-chat');
-    expect(second.messages.filter((message) => message.role === 'user').map((message) => message.content)).toEqual([
+    expect(
+      second.messages.filter((message) => message.role === 'user').map((message) => message.content),
+    ).toEqual([
       'What is in this picture?\n[image: image/png, 68 B — not shown: this model does not accept images]',
       'Describe it in words.',
     ]);
@@ -134,7 +142,9 @@ describe('rein acp: image prompts', () => {
     await acp.close();
     const loader = await start('openai/gpt-4o');
     await loader.agent.request(methods.agent.session.load, { sessionId, cwd: box.workspace, mcpServers: [] });
-    const replayed = loader.updatesOf(sessionId).filter((update) => update.sessionUpdate === 'user_message_chunk');
+    const replayed = loader
+      .updatesOf(sessionId)
+      .filter((update) => update.sessionUpdate === 'user_message_chunk');
     expect(replayed.map((update) => update.content)).toEqual([
       { type: 'text', text: 'What is in this picture?' },
       { type: 'image', mimeType: 'image/png', data: png },

@@ -48,14 +48,16 @@ describe('image content: the checks before a message is queued', () => {
       expect(codeOf(() => checkImageContent([{ type: 'image', mediaType, data: png }]))).toBeUndefined();
     }
     expect(
-      codeOf(() => checkImageContent([{ type: 'image', mediaType: 'image/png', url: 'https://x.test/a.png' }])),
+      codeOf(() =>
+        checkImageContent([{ type: 'image', mediaType: 'image/png', url: 'https://x.test/a.png' }]),
+      ),
     ).toBeUndefined();
     expect(codeOf(() => checkImageContent([{ type: 'image', mediaType: 'image/svg+xml', data: png }]))).toBe(
       'INVALID_IMAGE',
     );
-    expect(codeOf(() => checkImageContent([{ type: 'image', mediaType: 'image/png', data: 'not base64!' }]))).toBe(
-      'INVALID_IMAGE',
-    );
+    expect(
+      codeOf(() => checkImageContent([{ type: 'image', mediaType: 'image/png', data: 'not base64!' }])),
+    ).toBe('INVALID_IMAGE');
     expect(codeOf(() => checkImageContent([{ type: 'image', mediaType: 'image/png', data: '' }]))).toBe(
       'INVALID_IMAGE',
     );
@@ -78,7 +80,11 @@ describe('image content: the checks before a message is queued', () => {
     const model = new ScriptedProvider({ responses: [{ text: 'fine' }] });
     const { harness, agent } = await agentOver(model, new DiskSessionStore({ root }));
     const before = agent.session.events.length;
-    const huge: ImageBlock = { type: 'image', mediaType: 'image/png', data: 'A'.repeat(maxMessageImageBytes + 4) };
+    const huge: ImageBlock = {
+      type: 'image',
+      mediaType: 'image/png',
+      data: 'A'.repeat(maxMessageImageBytes + 4),
+    };
     expect(codeOf(() => agent.followup([{ type: 'text', text: 'look' }, huge]))).toBe('IMAGES_TOO_LARGE');
     expect(agent.session.events.length).toBe(before);
     expect(agent.inbox.list('next-turn')).toEqual([]);
@@ -97,7 +103,9 @@ describe('image content: the checks before a message is queued', () => {
 describe('image content: through the loop', () => {
   it('logs the image with the user message, sends it, and replays it into later requests and a resumed session', async () => {
     root = mkdtempSync(join(tmpdir(), 'rein-images-'));
-    const model = new ScriptedProvider({ responses: [{ text: 'A dot.' }, { text: 'Still a dot.' }, { text: 'Yes.' }] });
+    const model = new ScriptedProvider({
+      responses: [{ text: 'A dot.' }, { text: 'Still a dot.' }, { text: 'Yes.' }],
+    });
     const first = await agentOver(model, new DiskSessionStore({ root }));
     first.agent.followup([{ type: 'text', text: 'What is this?' }, image]);
     await first.agent.whenIdle();
@@ -105,15 +113,23 @@ describe('image content: through the loop', () => {
     await first.agent.whenIdle();
     const logged = first.agent.session.eventsOfType('user/message').map((event) => event.data.content);
     expect(logged[0]).toEqual([{ type: 'text', text: 'What is this?' }, image]);
-    expect(userContent(model.requests[0]!.messages)).toEqual([[{ type: 'text', text: 'What is this?' }, image]]);
-    expect(userContent(model.requests[1]!.messages)[0]).toEqual([{ type: 'text', text: 'What is this?' }, image]);
+    expect(userContent(model.requests[0]!.messages)).toEqual([
+      [{ type: 'text', text: 'What is this?' }, image],
+    ]);
+    expect(userContent(model.requests[1]!.messages)[0]).toEqual([
+      { type: 'text', text: 'What is this?' },
+      image,
+    ]);
     await first.harness.dispose();
 
     const second = createHarness({ providers: [model], tools: [], store: new DiskSessionStore({ root }) });
     const resumed = await second.resumeAgent('images');
     resumed.followup('Sure?');
     await resumed.whenIdle();
-    expect(userContent(model.requests[2]!.messages)[0]).toEqual([{ type: 'text', text: 'What is this?' }, image]);
+    expect(userContent(model.requests[2]!.messages)[0]).toEqual([
+      { type: 'text', text: 'What is this?' },
+      image,
+    ]);
     await second.dispose();
   });
 
@@ -146,7 +162,10 @@ describe('image content: through the loop', () => {
       ],
       [{ type: 'text', text: 'Then describe the project.' }],
     ]);
-    expect(agent.session.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: { kind: 'completed' } } });
+    expect(agent.session.events.at(-1)).toMatchObject({
+      type: 'turn/end',
+      data: { reason: { kind: 'completed' } },
+    });
     await harness.dispose();
   });
 
