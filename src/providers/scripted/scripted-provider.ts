@@ -53,8 +53,8 @@ export interface ScriptedProviderOptions {
   fallback?: ScriptedTurn;
   models?: Readonly<Record<string, ModelInfo>>;
   /**
-   * Whether its models take images (true by default): a model without its own `images` fact declares
-   * this one, so a script can stand in for a vision model or, with `false`, for a text-only one.
+   * Whether a model it has no facts for takes images (true by default, so a script can stand in for a
+   * vision model; `false` for a text-only one). A model in `models` takes images only when its facts say so.
    */
   images?: boolean;
   retryPolicy?: RetryPolicy;
@@ -88,12 +88,7 @@ export class ScriptedProvider implements LlmAdapter {
     this.#queue = [...(options.responses ?? [])];
     this.#fallback = options.fallback;
     this.#images = options.images ?? true;
-    this.#models = Object.fromEntries(
-      Object.entries(options.models ?? {}).map(([model, info]) => [
-        model,
-        info.images === undefined ? Object.freeze({ ...info, images: this.#images }) : info,
-      ]),
-    );
+    this.#models = options.models ?? {};
     this.#record = options.recordRequests ?? true;
   }
 
