@@ -1,6 +1,6 @@
 import type { ContentBlock as AcpContentBlock } from '@agentclientprotocol/sdk';
 import type { ContentBlock } from '../index.ts';
-import { acceptsImages, checkImageContent } from '../internal.ts';
+import { acceptsImages, checkImageContent, imageMediaTypes } from '../internal.ts';
 import { reinRequestError } from './acp-errors.ts';
 import type { AcpSession } from './acp-session.ts';
 
@@ -29,7 +29,7 @@ export function promptAcceptance(session: AcpSession): PromptAcceptance {
 /**
  * Turns an ACP prompt into Rein content blocks: text as is, resource links as Markdown links, embedded
  * text resources as tagged context, images (base64, one of png, jpeg, gif, webp) when the model takes
- * them. Throws a protocol error carrying Rein's code: `INVALID_PROMPT` for an empty prompt or audio,
+ * them, embedded image files as images too when it does (as a link otherwise). Throws a protocol error carrying Rein's code: `INVALID_PROMPT` for an empty prompt or audio,
  * `IMAGES_UNSUPPORTED` for an image the model cannot take, `INVALID_IMAGE` / `IMAGES_TOO_LARGE` for an
  * image no model should get. Nothing is queued or logged when it throws.
  */
@@ -50,6 +50,13 @@ export function promptContent(prompt: readonly AcpContentBlock[], accepts: Promp
             type: 'text',
             text: `<context uri="${resource.uri}">\n${resource.text}\n</context>`,
           });
+        } else if (
+          accepts.image &&
+          resource.mimeType != null &&
+          imageMediaTypes.includes(resource.mimeType)
+        ) {
+          // An embedded image file is an image for a model that takes them.
+          blocks.push({ type: 'image', mediaType: resource.mimeType, data: resource.blob });
         } else {
           blocks.push({ type: 'text', text: `[@${resource.uri}](${resource.uri}) (binary, not inlined)` });
         }

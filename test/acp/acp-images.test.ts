@@ -152,6 +152,33 @@ describe('rein acp: image prompts', () => {
     ]);
   });
 
+  it('an embedded image file (a resource blob) reaches a vision model as an image', async () => {
+    box = sandbox();
+    mkdirSync(box.workspace, { recursive: true });
+    server = await startFakeOpenAIServer([{ text: 'A dot.' }]);
+    const acp = await start('openai/gpt-4o');
+    const { sessionId } = await acp.agent.request(methods.agent.session.new, {
+      cwd: box.workspace,
+      mcpServers: [],
+    });
+    const answer = await acp.agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [
+        { type: 'text', text: 'Look at' },
+        { type: 'resource', resource: { uri: 'file:///tmp/dot.png', mimeType: 'image/png', blob: png } },
+      ],
+    });
+    expect(answer.stopReason).toBe('end_turn');
+    const sent = server.requests[0]!.body as { messages: { role: string; content: unknown }[] };
+    expect(sent.messages.at(-1)).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Look at' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+      ],
+    });
+  });
+
   it('a text-only default: initialize does not offer images, and an image prompt is a JSON-RPC error the agent survives', async () => {
     box = sandbox();
     mkdirSync(box.workspace, { recursive: true });

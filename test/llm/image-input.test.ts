@@ -75,6 +75,28 @@ describe('image content: the checks before a message is queued', () => {
     ).toBe('IMAGES_TOO_LARGE');
   });
 
+  it('keeps an image at the limit whole on disk: logged, resumed and replayed byte for byte', async () => {
+    root = mkdtempSync(join(tmpdir(), 'rein-images-'));
+    const model = new ScriptedProvider({ responses: [{ text: 'Big.' }, { text: 'Still big.' }] });
+    const first = await agentOver(model, new DiskSessionStore({ root }));
+    const largest: ImageBlock = {
+      type: 'image',
+      mediaType: 'image/png',
+      data: 'A'.repeat(maxMessageImageBytes),
+    };
+    first.agent.followup([largest]);
+    await first.agent.whenIdle();
+    await first.harness.dispose();
+    const second = createHarness({ providers: [model], tools: [], store: new DiskSessionStore({ root }) });
+    const resumed = await second.resumeAgent('images');
+    resumed.followup('and?');
+    await resumed.whenIdle();
+    const replayed = userContent(model.requests[1]!.messages)[0]![0] as ImageBlock;
+    expect(replayed.data!.length).toBe(maxMessageImageBytes);
+    expect(replayed.data === largest.data).toBe(true);
+    await second.dispose();
+  });
+
   it('refuses a huge image at followup with IMAGES_TOO_LARGE: nothing reaches the log or the disk', async () => {
     root = mkdtempSync(join(tmpdir(), 'rein-images-'));
     const model = new ScriptedProvider({ responses: [{ text: 'fine' }] });
