@@ -6,7 +6,6 @@ import {
   ConfigError,
   configuredModelInfo,
   createConfiguredProviders,
-  defaultConfiguredModel,
   describeUnknownConfigKeys,
   describeProviders,
   loadReinConfig,
@@ -14,6 +13,7 @@ import {
   reinHome,
   resolveModelId,
 } from './config/index.ts';
+import { chosenModel } from './app-default-route.ts';
 import { Harness } from './harness.ts';
 import type { LlmAdapter } from './llm/index.ts';
 import { HarnessError } from './llm/index.ts';
@@ -308,7 +308,7 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
   });
   const extra = options.providers ?? [];
   const providers = [...configured, demo, ...extra];
-  const chosen = present(options.model) ?? present(env.REIN_MODEL) ?? defaultConfiguredModel(inputs);
+  const chosen = chosenModel(options.model, inputs);
   let route: ModelRoute;
   if (chosen !== undefined) {
     route = parseModelRoute(chosen);

@@ -56,6 +56,12 @@ export {
   createToolResultMessage,
   messageText,
 } from './llm/message.ts';
+export {
+  acceptsImages,
+  checkImageContent,
+  imageMediaTypes,
+  maxMessageImageBytes,
+} from './llm/image-content.ts';
 export type { LlmAdapter, LlmService } from './llm/llm-service.ts';
 export type { LlmRequest, LlmCallConfig, ModelInfo, ToolSchema, JsonSchema } from './llm/llm-request.ts';
 export type { RetryPolicy } from './llm/retry-policy.ts';

@@ -23,6 +23,7 @@ import type {
 import {
   DiskSessionStore,
   createReinHarness,
+  defaultRouteTakesImages,
   pricingLookup,
   reinSessionsDirectory,
   resolveReinHome,
@@ -31,7 +32,7 @@ import { answering, reinRequestError } from './acp-errors.ts';
 import { AcpSession } from './acp-session.ts';
 import { clientFiles } from './client-files.ts';
 import { clientMcpServers } from './client-mcp-servers.ts';
-import { promptContent } from './prompt-content.ts';
+import { promptAcceptance, promptContent } from './prompt-content.ts';
 import { replayUpdates } from './session-updates.ts';
 import { applyConfigOption, applyMode, configOptions, modeState } from './session-options.ts';
 import { presentToolCall } from './tool-presentation.ts';
@@ -88,9 +89,11 @@ export class ReinAcpAgent {
       .onConnect((connection) => {
         this.#client = connection.client;
       })
-      .onRequest(methods.agent.initialize, ({ params }) => {
+      .onRequest(methods.agent.initialize, async ({ params }) => {
         this.#capabilities = params.clientCapabilities ?? {};
-        return this.#initialize();
+        return this.#initialize(
+          await defaultRouteTakesImages({ model: this.#options.model, env: this.#options.env }),
+        );
       })
       .onRequest(methods.agent.authenticate, ({ params }) =>
         answering(async () => {
@@ -151,7 +154,7 @@ export class ReinAcpAgent {
       .onRequest(methods.agent.session.prompt, ({ params, signal }) =>
         answering(async () => {
           const session = this.#session(params.sessionId);
-          const content = promptContent(params.prompt, { image: false });
+          const content = promptContent(params.prompt, promptAcceptance(session));
           return { stopReason: await session.prompt(content, signal) };
         }),
       )
@@ -177,12 +180,17 @@ export class ReinAcpAgent {
     await Promise.allSettled(harnesses.map(async (harness) => (await harness).dispose()));
   }
 
-  #initialize(): InitializeResponse {
+  /**
+   * The capabilities of this connection. Capabilities are negotiated once, before any session exists,
+   * so `image` is the answer for the model every new session starts on (the default route); a session
+   * switched to a model without image input refuses image prompts with `IMAGES_UNSUPPORTED`.
+   */
+  #initialize(image: boolean): InitializeResponse {
     return {
       protocolVersion: PROTOCOL_VERSION,
       agentCapabilities: {
         loadSession: true,
-        promptCapabilities: { image: false, audio: false, embeddedContext: true },
+        promptCapabilities: { image, audio: false, embeddedContext: true },
         mcpCapabilities: { http: true, sse: true },
         sessionCapabilities: { list: {}, resume: {}, close: {} },
       },

@@ -10,6 +10,8 @@ const resourceNotFound = -32002;
 // Rein codes that name something the client asked for that does not exist, or credentials it must fix.
 const notFoundCodes: ReadonlySet<string> = new Set(['SESSION_NOT_FOUND', 'UNKNOWN_SESSION']);
 const credentialCodes: ReadonlySet<string> = new Set(['AUTH', 'INVALID_CREDENTIAL', 'MISSING_CREDENTIAL']);
+// Rein codes that refuse what a prompt carries: the client sent parameters this session cannot take.
+const refusedContentCodes: ReadonlySet<string> = new Set(['IMAGES_UNSUPPORTED', 'IMAGES_TOO_LARGE']);
 
 /** An ACP protocol error carrying Rein's own code (and message) in `data`, so clients can route on it. */
 export function reinRequestError(code: string, message: string, jsonRpcCode?: number): RequestError {
@@ -19,7 +21,12 @@ export function reinRequestError(code: string, message: string, jsonRpcCode?: nu
 function jsonRpcCodeOf(code: string): number {
   if (notFoundCodes.has(code)) return resourceNotFound;
   if (credentialCodes.has(code)) return authRequired;
-  if (code.startsWith('INVALID_') || code.startsWith('UNKNOWN_') || code === 'WORKSPACE_MISMATCH') {
+  if (
+    code.startsWith('INVALID_') ||
+    code.startsWith('UNKNOWN_') ||
+    code === 'WORKSPACE_MISMATCH' ||
+    refusedContentCodes.has(code)
+  ) {
     return invalidParams;
   }
   return internalError;

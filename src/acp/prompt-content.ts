@@ -1,16 +1,37 @@
 import type { ContentBlock as AcpContentBlock } from '@agentclientprotocol/sdk';
 import type { ContentBlock } from '../index.ts';
+import { acceptsImages, checkImageContent, imageMediaTypes } from '../internal.ts';
 import { reinRequestError } from './acp-errors.ts';
+import type { AcpSession } from './acp-session.ts';
 
-/** What the agent told the client it accepts in prompts. */
+/** What the session's current model accepts in prompts. */
 export interface PromptAcceptance {
   readonly image: boolean;
+  /** The route named in a refusal, `provider/model`. */
+  readonly model: string;
+}
+
+/**
+ * What a session's prompts may carry now: images exactly when the model of its next request declares
+ * image input (`ModelInfo.images`), so switching the model option changes it.
+ */
+export function promptAcceptance(session: AcpSession): PromptAcceptance {
+  const route = session.route;
+  let image = false;
+  try {
+    image = acceptsImages(session.harness.llm.prepare(route).model);
+  } catch {
+    // A route that no longer prepares takes no images; the prompt itself reports the route.
+  }
+  return { image, model: `${route.provider}/${route.model}` };
 }
 
 /**
  * Turns an ACP prompt into Rein content blocks: text as is, resource links as Markdown links, embedded
- * text resources as tagged context, images when accepted. Throws a protocol error (`INVALID_PROMPT`) for
- * an empty prompt or content the agent did not advertise.
+ * text resources as tagged context, images (base64, one of png, jpeg, gif, webp) when the model takes
+ * them, embedded image files as images too when it does (as a link otherwise). Throws a protocol error carrying Rein's code: `INVALID_PROMPT` for an empty prompt or audio,
+ * `IMAGES_UNSUPPORTED` for an image the model cannot take, `INVALID_IMAGE` / `IMAGES_TOO_LARGE` for an
+ * image no model should get. Nothing is queued or logged when it throws.
  */
 export function promptContent(prompt: readonly AcpContentBlock[], accepts: PromptAcceptance): ContentBlock[] {
   const blocks: ContentBlock[] = [];
@@ -29,6 +50,13 @@ export function promptContent(prompt: readonly AcpContentBlock[], accepts: Promp
             type: 'text',
             text: `<context uri="${resource.uri}">\n${resource.text}\n</context>`,
           });
+        } else if (
+          accepts.image &&
+          resource.mimeType != null &&
+          imageMediaTypes.includes(resource.mimeType)
+        ) {
+          // An embedded image file is an image for a model that takes them.
+          blocks.push({ type: 'image', mediaType: resource.mimeType, data: resource.blob });
         } else {
           blocks.push({ type: 'text', text: `[@${resource.uri}](${resource.uri}) (binary, not inlined)` });
         }
@@ -36,7 +64,10 @@ export function promptContent(prompt: readonly AcpContentBlock[], accepts: Promp
       }
       case 'image':
         if (!accepts.image) {
-          throw reinRequestError('INVALID_PROMPT', 'this model does not take images; send text instead');
+          throw reinRequestError(
+            'IMAGES_UNSUPPORTED',
+            `${accepts.model} does not accept images; pick a model that does (the model option) or send text`,
+          );
         }
         blocks.push({ type: 'image', mediaType: block.mimeType, data: block.data });
         break;
@@ -45,5 +76,6 @@ export function promptContent(prompt: readonly AcpContentBlock[], accepts: Promp
     }
   }
   if (blocks.length === 0) throw reinRequestError('INVALID_PROMPT', 'the prompt is empty');
+  checkImageContent(blocks);
   return blocks;
 }

@@ -1,6 +1,12 @@
 import type { SessionConfigOption, SessionModeState } from '@agentclientprotocol/sdk';
 import type { PermissionMode } from '../internal.ts';
-import { parseModelRoute, permissionModeOf, permissionModes, setPermissionMode } from '../internal.ts';
+import {
+  acceptsImages,
+  parseModelRoute,
+  permissionModeOf,
+  permissionModes,
+  setPermissionMode,
+} from '../internal.ts';
 import { reinRequestError } from './acp-errors.ts';
 import type { AcpSession } from './acp-session.ts';
 
@@ -44,8 +50,13 @@ export function configOptions(session: AcpSession): SessionConfigOption[] {
   for (const provider of llm.providers()) {
     const adapter = llm.adapter(provider);
     for (const model of adapter?.listModels?.() ?? []) {
-      const label = adapter?.describeModel?.(model)?.label;
-      models.push({ value: `${provider}/${model}`, name: label ?? `${provider}/${model}` });
+      const info = adapter?.describeModel?.(model);
+      models.push({
+        value: `${provider}/${model}`,
+        name: info?.label ?? `${provider}/${model}`,
+        // The editor decided at initialize whether to offer images; this says which models take them.
+        ...(acceptsImages(info) ? { description: 'Takes images' } : {}),
+      });
     }
   }
   if (!models.some((entry) => entry.value === current)) models.unshift({ value: current, name: current });

@@ -1,6 +1,6 @@
 import type { HookBus } from '../hooks/index.ts';
 import type { UserMessage } from '../llm/index.ts';
-import { HarnessError, snapshotJson } from '../llm/index.ts';
+import { HarnessError, checkImageContent, snapshotJson } from '../llm/index.ts';
 import type { AnySessionEvent, Session } from '../session/index.ts';
 import type { Agent, InboxTarget } from './agent.ts';
 import './agent-events.ts';
@@ -200,5 +200,7 @@ export class Inbox {
 
 function snapshotMessage(message: UserMessage): UserMessage {
   if (message.role !== 'user') throw new InboxError('only user-role messages can be queued');
+  // Checked before the durable splice: a bad or oversized image is refused with its code, nothing logged.
+  if (Array.isArray(message.content)) checkImageContent(message.content);
   return snapshotJson(message);
 }

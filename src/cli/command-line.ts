@@ -14,6 +14,8 @@ export interface OptionSpec {
    * (only a whole number right after it is taken as its value). Its value is `true` or the number text.
    */
   readonly optionalNumber?: boolean;
+  /** A string option that may be given more than once; its values are collected in `repeated`. */
+  readonly repeatable?: boolean;
   readonly description: string;
 }
 
@@ -43,6 +45,8 @@ export type CommandHandler = (parsed: ParsedCommand, io: CliIo) => Promise<numbe
 export interface ParsedCommand {
   readonly values: Readonly<Record<string, string | boolean | undefined>>;
   readonly positionals: readonly string[];
+  /** Every value of each repeatable option, in command-line order (its `values` entry is the first). */
+  readonly repeated?: Readonly<Record<string, readonly string[]>>;
 }
 
 const helpOption: OptionSpec = { name: 'help', short: 'h', type: 'boolean', description: 'Show this help.' };
@@ -72,6 +76,7 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
     tokens: true,
   });
   const values: Record<string, string | boolean | undefined> = {};
+  const repeated: Record<string, string[]> = {};
   const taken = new Set<number>();
   for (const [position, token] of parsed.tokens.entries()) {
     if (token.kind !== 'option') continue;
@@ -88,6 +93,11 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
           !/^-\d/.test(token.value))
       ) {
         throw usageError(spec.name, `option '${token.rawName}' needs a value (${option.value ?? 'value'})`);
+      }
+      if (option.repeatable === true) {
+        (repeated[option.name] ??= []).push(token.value);
+        values[option.name] ??= token.value;
+        continue;
       }
       if (values[option.name] !== undefined) {
         throw usageError(spec.name, `option '${token.rawName}' was given more than once`);
@@ -124,7 +134,7 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
     const extra = positionals[spec.maxPositionals]!;
     throw usageError(spec.name, `unexpected argument '${extra}' for 'rein ${spec.name}'`);
   }
-  return { values, positionals };
+  return { values, positionals, repeated };
 }
 
 /** Reads a positive integer option; a usage error for anything else. */

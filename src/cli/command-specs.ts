@@ -60,6 +60,14 @@ export const runSpec: CommandSpec = {
       value: 'text',
       description: 'The prompt (instead of the positional argument).',
     },
+    {
+      name: 'image',
+      type: 'string',
+      value: 'file',
+      repeatable: true,
+      description:
+        'Attach an image file (PNG, JPEG, GIF or WebP) to the prompt; repeat it for more. The model must take images.',
+    },
     jsonOption(
       'Print every durable session event as one JSON object per line ({ seq, type, time, data }), plus live lines marked { live: true, type, data }.',
     ),
@@ -140,6 +148,7 @@ export const runSpec: CommandSpec = {
     'rein run --approve read-only - < task.md',
     'rein run --json --approve yolo "run the tests and fix what fails" > events.jsonl',
     'rein run --continue "now add a test for it"',
+    'rein run --model anthropic/claude-sonnet-4-5 --image screenshot.png "why is this button misaligned?"',
     'rein run --approve yolo --goal "make npm test pass"',
     'rein run "/goal migrate the config loader to zod"',
     'rein run --budget-cost 0.50 --budget-steps 30 "refactor the parser"',

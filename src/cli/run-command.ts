@@ -1,5 +1,14 @@
-import type { Agent, AnySessionEvent, ModelPricing, ReinHarness, TurnEndReason } from '../index.ts';
+import type {
+  Agent,
+  AnySessionEvent,
+  ContentBlock,
+  ImageBlock,
+  ModelPricing,
+  ReinHarness,
+  TurnEndReason,
+} from '../index.ts';
 import {
+  acceptsImages,
   createReinHarness,
   formatCost,
   openSessionStore,
@@ -13,6 +22,7 @@ import {
   resolveReinHome,
   setGoal,
 } from '../internal.ts';
+import { readImageFiles } from './image-files.ts';
 import { resolveSessionId } from './session-id.ts';
 import { CliError, exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
@@ -50,7 +60,11 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
     throw usageError('run', '\'--goal\' needs an objective: rein run --goal "what to achieve"');
   }
   const { cwd, resumeId } = await workspaceFor(io, stringOption(values, 'cwd'), resumeOption);
-  const { prompt, goal } = goalOf(goalOption, await resolvePrompt(parsed, io, goalOption !== undefined));
+  const images = await readImageFiles(parsed.repeated?.image ?? [], cwd);
+  const { prompt, goal } = goalOf(
+    goalOption,
+    await resolvePrompt(parsed, io, goalOption !== undefined || images.length > 0),
+  );
   const output: RunOutput = values.json === true ? new JsonRunOutput(io) : new TextRunOutput(io);
   const interrupt = new InterruptState();
   const onSigint = (): void => interrupt.press();
@@ -73,16 +87,22 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
     if (prompt !== undefined && !resuming) {
       harness.assertPromptFits(prompt, model !== undefined ? parseModelRoute(model) : harness.route);
     }
+    if (images.length > 0 && !resuming) {
+      assertTakesImages(harness, model !== undefined ? parseModelRoute(model) : harness.route);
+    }
     const agent = await openAgent(harness, { cwd, resumeId, continueLatest, model, reasoningEffort });
-    if (prompt !== undefined && resuming) {
+    if ((prompt !== undefined || images.length > 0) && resuming) {
       const route = routeOf(agent);
-      harness.assertPromptFits(prompt, route !== undefined ? parseModelRoute(route) : harness.route);
+      const resumed = route !== undefined ? parseModelRoute(route) : harness.route;
+      if (prompt !== undefined) harness.assertPromptFits(prompt, resumed);
+      if (images.length > 0) assertTakesImages(harness, resumed);
     }
     // The demo notice is for a fresh run that fell back to it; other notices (an undescribed model) always show.
     const fellBack = model === undefined && resumeId === undefined && !continueLatest;
     for (const notice of !harness.usingDemo || fellBack ? harness.notices : harness.mcpNotices)
       output.notice(notice);
-    return await drive(harness, agent, { io, output, interrupt, prompt, goal, maxTurns, maxSteps });
+    const message = promptMessage(prompt, images);
+    return await drive(harness, agent, { io, output, interrupt, message, goal, maxTurns, maxSteps });
   } finally {
     process.off('SIGINT', onSigint);
     output.close();
@@ -94,8 +114,8 @@ interface DriveOptions {
   io: CliIo;
   output: RunOutput;
   interrupt: InterruptState;
-  /** The prompt queued after the goal, if any. */
-  prompt: string | undefined;
+  /** The prompt queued after the goal (its text and attached images), if any. */
+  message: string | ContentBlock[] | undefined;
   goal: string | undefined;
   maxTurns: number | undefined;
   maxSteps: number | undefined;
@@ -174,8 +194,8 @@ async function drive(harness: ReinHarness, agent: Agent, options: DriveOptions):
     // Ctrl-C while the session was being opened: stop before any turn starts.
     if (interrupt.pressed) return exitCodes.aborted;
     // With a prompt, the prompt is the work and the goal only keeps it going; alone, the goal is the prompt.
-    if (options.goal !== undefined) setGoal(agent, options.goal, { start: options.prompt === undefined });
-    if (options.prompt !== undefined) agent.followup(options.prompt);
+    if (options.goal !== undefined) setGoal(agent, options.goal, { start: options.message === undefined });
+    if (options.message !== undefined) agent.followup(options.message);
     await agent.whenIdle();
     // A budget pauses the turn (`blocked`); on a terminal the user may raise it and go on, as often as it recurs.
     while (reachedBudget !== undefined && turnEnds.at(-1)?.kind === 'blocked' && !interrupt.pressed) {
@@ -373,6 +393,26 @@ export async function workspaceFor(
     throw usageError('run', `session ${resumeId} works in ${own}; leave out '--cwd' to resume it there`);
   }
   return { cwd: own, resumeId };
+}
+
+/** The prompt to queue: its text alone, or the text (when there is any) followed by the images. */
+function promptMessage(
+  prompt: string | undefined,
+  images: readonly ImageBlock[],
+): string | ContentBlock[] | undefined {
+  if (images.length === 0) return prompt;
+  const text = prompt !== undefined && prompt.trim() !== '' ? [{ type: 'text' as const, text: prompt }] : [];
+  return [...text, ...images];
+}
+
+/** Refuses, before anything is sent or stored, images for a route whose model does not take them. */
+function assertTakesImages(harness: ReinHarness, route: { provider: string; model: string }): void {
+  if (acceptsImages(harness.llm.prepare(route).model)) return;
+  throw new CliError(
+    'IMAGES_UNSUPPORTED',
+    `${route.provider}/${route.model} does not accept images; pick one that does with --model ` +
+      '(e.g. an OpenAI or Anthropic model) or leave out --image',
+  );
 }
 
 /** A prompt of the form `/goal objective`. */

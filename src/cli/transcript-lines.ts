@@ -4,10 +4,18 @@ import type {
   RequestFailedItem,
   RetryItem,
   ToolCard,
+  TranscriptImage,
   TurnEndReason,
 } from '../index.ts';
+import { formatBytes } from '../internal.ts';
 
 const toneIcons: Readonly<Record<RecordItem['tone'], string>> = { info: '◎', success: '✓', stopped: '■' };
+
+/** An attached image as one line: `[image: image/png, 12.3 KB]` (or its URL when it has no data). */
+export function imageLine(image: TranscriptImage): string {
+  const detail = image.bytes !== undefined ? formatBytes(image.bytes) : image.url;
+  return `[image: ${image.mediaType}${detail !== undefined ? `, ${detail}` : ''}]`;
+}
 
 /** A module record's line: its view's sentence after an icon for its tone. */
 export function recordLine(item: RecordItem): string {

@@ -10,6 +10,7 @@ import { Transcript, defaultRecordViews } from '../index.ts';
 import {
   compactionLines,
   describeTurnEnd,
+  imageLine,
   otherEventLine,
   recordLine,
   requestFailedLine,
@@ -62,9 +63,13 @@ function itemLines(item: TranscriptItem): string[] {
 }
 
 function userLines(item: UserItem): string[] {
-  if (item.source === 'user') return ['', ...item.text.split('\n').map((line) => `> ${line}`), ''];
-  if (item.source === 'steer') return ['', ...item.text.split('\n').map((line) => `> (steer) ${line}`), ''];
-  return [`  [${item.source}] ${shorten(item.text, 200)}`];
+  const images = item.images.map(imageLine);
+  if (item.source === 'user' || item.source === 'steer') {
+    const prefix = item.source === 'user' ? '> ' : '> (steer) ';
+    const text = item.text === '' && images.length > 0 ? [] : item.text.split('\n');
+    return ['', ...[...text, ...images].map((line) => `${prefix}${line}`), ''];
+  }
+  return [`  [${item.source}] ${shorten([item.text, ...images].filter(Boolean).join(' '), 200)}`];
 }
 
 function assistantLines(item: AssistantItem): string[] {

@@ -1,4 +1,5 @@
 export * from './block-assembler.ts';
+export * from './image-content.ts';
 export * from './llm-error.ts';
 export * from './llm-request.ts';
 export * from './llm-service.ts';

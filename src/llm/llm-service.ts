@@ -1,6 +1,7 @@
 import type { Disposer, HookBus, HookScope, WaterfallEvent } from '../hooks/index.ts';
 import { LlmError } from './llm-error.ts';
 import type { LlmCallConfig, LlmRequest, ModelInfo } from './llm-request.ts';
+import { imageReadyRequest } from './image-content.ts';
 import { defaultRetryPolicy } from './retry-policy.ts';
 import type { RetryPolicy } from './retry-policy.ts';
 import type { StreamChunk } from './stream-chunk.ts';
@@ -134,9 +135,10 @@ export class LlmService {
     route: PreparedRoute | undefined,
     signal: AbortSignal,
   ): AsyncIterable<StreamChunk> {
-    const adapter = route?.adapter ?? this.prepare(request).adapter;
+    const prepared = route ?? this.prepare(request);
+    const adapter = prepared.adapter;
     if (adapter === undefined)
       throw new LlmError({ code: 'NO_ADAPTER', message: `no adapter for '${request.provider}'` });
-    return adapter.stream(request, signal);
+    return adapter.stream(imageReadyRequest(request, prepared.model), signal);
   }
 }

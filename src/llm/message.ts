@@ -15,11 +15,14 @@ export interface ReasoningBlock {
   redacted?: string;
 }
 
-/** An image by reference or inline base64 data. */
+/** An image: its media type with inline base64 `data` (what Rein's front ends send) or an https `url`. */
 export interface ImageBlock {
   type: 'image';
+  /** `image/png`, `image/jpeg`, `image/gif` or `image/webp` in a user message (`imageMediaTypes`). */
   mediaType: string;
+  /** The image bytes, base64 (no `data:` prefix); the log keeps them, so a session replays on its own. */
   data?: string;
+  /** A URL the vendor fetches instead, for images that already live on the web. */
   url?: string;
 }
 

@@ -25,6 +25,17 @@ export interface UserItem {
   readonly source: string;
   /** The text blocks joined. */
   readonly text: string;
+  /** The message's images, in order (their data stays in `message`). */
+  readonly images: readonly TranscriptImage[];
+}
+
+/** An image a user message carries, as a transcript names it. */
+export interface TranscriptImage {
+  readonly kind: 'image';
+  readonly mediaType: string;
+  /** The decoded size of inline data; absent for an image given by URL. */
+  readonly bytes?: number;
+  readonly url?: string;
 }
 
 /** A model answer: streaming (from `assistant/chunk`s) until its `assistant/message`, then final. */

@@ -1,5 +1,5 @@
 import type { ContentBlock, ModelInfo, TokenUsage } from '../llm/index.ts';
-import type { CancelCause, TurnUsage } from './transcript-item.ts';
+import type { CancelCause, TranscriptImage, TurnUsage } from './transcript-item.ts';
 
 // The small pure pieces the transcript fold is built from: words for causes, text, usage sums.
 
@@ -37,6 +37,26 @@ export function priceOf(usage: TokenUsage, pricing: TranscriptPricing): number {
 /** The text blocks of some content, joined. */
 export function textOf(content: readonly ContentBlock[]): string {
   return content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+}
+
+const noImages: readonly TranscriptImage[] = Object.freeze([]);
+
+/** The image blocks of some content as transcript parts (one shared empty list when there are none). */
+export function imagesOf(content: readonly ContentBlock[]): readonly TranscriptImage[] {
+  let images: TranscriptImage[] | undefined;
+  for (const block of content) {
+    if (block.type !== 'image') continue;
+    const data = block.data;
+    // Base64 decodes to three bytes per four characters, less the padding.
+    const padding = data === undefined ? 0 : data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+    (images ??= []).push({
+      kind: 'image',
+      mediaType: block.mediaType,
+      ...(data !== undefined ? { bytes: Math.max(0, Math.floor((data.length * 3) / 4) - padding) } : {}),
+      ...(block.url !== undefined ? { url: block.url } : {}),
+    });
+  }
+  return images ?? noImages;
 }
 
 /** The session a tool result's meta names by `childSessionId` (a subagent's). */

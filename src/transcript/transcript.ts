@@ -15,6 +15,7 @@ import {
   describeCancelCause,
   emptyBlock,
   emptyUsage,
+  imagesOf,
   priceOf,
   textOf,
 } from './transcript-parts.ts';
@@ -356,6 +357,7 @@ export class Transcript {
       message,
       source: message.source.kind,
       text: textOf(message.content),
+      images: imagesOf(message.content),
     });
   }
 

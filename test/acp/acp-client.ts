@@ -4,6 +4,7 @@ import { Readable, Writable } from 'node:stream';
 import type {
   ClientCapabilities,
   ClientContext,
+  InitializeResponse,
   RequestPermissionRequest,
   RequestPermissionResponse,
   SessionNotification,
@@ -32,6 +33,8 @@ export interface AcpClientOptions {
 export interface AcpClient {
   child: ChildProcess;
   agent: ClientContext;
+  /** The agent's answer to `initialize`. */
+  initialized: InitializeResponse;
   /** Every `session/update` received, in order. */
   notifications: SessionNotification[];
   /** Every permission request received, in order. */
@@ -80,7 +83,7 @@ export async function startAcp(options: AcpClientOptions): Promise<AcpClient> {
       Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
     ),
   );
-  await connection.agent.request(methods.agent.initialize, {
+  const initialized = await connection.agent.request(methods.agent.initialize, {
     protocolVersion: PROTOCOL_VERSION,
     clientCapabilities: options.capabilities ?? {},
     clientInfo: { name: 'rein-test', version: '1' },
@@ -88,6 +91,7 @@ export async function startAcp(options: AcpClientOptions): Promise<AcpClient> {
   return {
     child,
     agent: connection.agent,
+    initialized,
     notifications,
     permissions,
     stderr: () => stderr,

@@ -9,6 +9,15 @@ import {
 } from '../../src/internal.ts';
 
 describe('model catalog', () => {
+  it('declares image input as a fact of each model: every OpenAI and Anthropic row, no DeepSeek row', () => {
+    for (const provider of ['openai', 'anthropic']) {
+      for (const [model, info] of Object.entries(modelCatalog[provider]!)) {
+        expect(info.images, `${provider}/${model}`).toBe(true);
+      }
+    }
+    for (const info of Object.values(modelCatalog.deepseek!)) expect(info.images).toBeUndefined();
+  });
+
   it('knows current DeepSeek, OpenAI and Anthropic models with windows, limits and prices', () => {
     for (const provider of ['deepseek', 'openai', 'anthropic']) {
       const models = Object.entries(modelCatalog[provider]!);

@@ -120,6 +120,18 @@ describe('model ids and provider construction', () => {
     });
   });
 
+  it('a config models entry declares image input for a model the catalog does not know', () => {
+    const { providers } = createConfiguredProviders({
+      env: {},
+      config: {
+        providers: { ollama: { baseUrl: 'http://127.0.0.1:11434/v1', models: ['llava:13b', 'llama3.1'] } },
+        models: { 'ollama/llava:13b': { images: true } },
+      },
+    });
+    expect(providers[0]!.describeModel?.('llava:13b')?.images).toBe(true);
+    expect(providers[0]!.describeModel?.('llama3.1')?.images).toBeUndefined();
+  });
+
   it('describes providers for doctor: configured, key variable, base URL, never the key', () => {
     const descriptions = describeProviders({
       env: { OPENAI_API_KEY: 'sk-secret-abcd', OPENAI_BASE_URL: 'https://proxy.example/v1' },

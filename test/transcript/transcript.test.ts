@@ -4,7 +4,9 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { AnySessionEvent, ContentBlock, DurableEvent, GoalViewState } from '../../src/internal.ts';
 import {
   MemorySessionStore,
+  ScriptedProvider,
   Transcript,
+  createHarness,
   budgetRecordView,
   defaultRecordViews,
   goalRecordView,
@@ -129,6 +131,34 @@ describe('the transcript fold', () => {
     }
     expectTypeOf<Extract<DurableEvent, { type: 'goal/set' }>['data']['objective']>().toBeString();
     expectTypeOf<Extract<DurableEvent, { type: 'llm/retry' }>['data']['attempt']>().toBeNumber();
+  });
+
+  it('names the images of a user message: media type and decoded size, or the URL', async () => {
+    const png =
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+    const harness = createHarness({
+      providers: [new ScriptedProvider({ responses: [{ text: 'A dot.' }, { text: 'A dot, in words.' }] })],
+    });
+    const agent = await harness.createAgent({ provider: 'scripted', model: 'vision' });
+    agent.followup([
+      { type: 'text', text: 'What are these?' },
+      { type: 'image', mediaType: 'image/png', data: png },
+      { type: 'image', mediaType: 'image/jpeg', url: 'https://example.test/a.jpg' },
+    ]);
+    await agent.whenIdle();
+    const user = fold(agent.session.events).items.find((item) => item.kind === 'user')!;
+    expect(user).toMatchObject({
+      text: 'What are these?',
+      images: [
+        { kind: 'image', mediaType: 'image/png', bytes: 68 },
+        { kind: 'image', mediaType: 'image/jpeg', url: 'https://example.test/a.jpg' },
+      ],
+    });
+    agent.followup('and in words?');
+    await agent.whenIdle();
+    const users = fold(agent.session.events).items.filter((item) => item.kind === 'user');
+    expect(users.map((item) => item.images.length)).toEqual([2, 0]);
+    await harness.dispose();
   });
 
   it('bundles for the browser: the fold and the default record views pull in no Node module', async () => {

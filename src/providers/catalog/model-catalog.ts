@@ -18,8 +18,10 @@ const million = (
  * Context windows, output limits and list prices (US dollars per million tokens: input, cached input,
  * cache write where the vendor bills it, output) of current DeepSeek, OpenAI and Anthropic models, as
  * the vendors' model pages listed them in December 2026 (DeepSeek bills off-peak hours at half these
- * rates). Prices change; a config `models` entry overrides any field, and a model missing here still
- * runs (with conservative defaults and no price).
+ * rates). `images: true` marks the models that take image input (every OpenAI and Anthropic row here;
+ * DeepSeek's chat API takes text only). Prices change; a config `models` entry overrides any field
+ * (`"images": true` for a local vision model), and a model missing here still runs (with conservative
+ * defaults, no price and no image input).
  */
 export const modelCatalog: Readonly<Record<string, Readonly<Record<string, CatalogModel>>>> = {
   deepseek: {
@@ -55,6 +57,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
   openai: {
     'gpt-5.5': {
       label: 'GPT-5.5',
+      images: true,
       contextWindow: 1_050_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -62,6 +65,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'gpt-5.1': {
       label: 'GPT-5.1',
+      images: true,
       contextWindow: 400_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -151,6 +155,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
   anthropic: {
     'claude-opus-5-5': {
       label: 'Claude Opus 5.5',
+      images: true,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -160,6 +165,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-sonnet-5-5': {
       label: 'Claude Sonnet 5.5',
+      images: true,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -178,6 +184,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-opus-5': {
       label: 'Claude Opus 5',
+      images: true,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -187,6 +194,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-opus-4-6': {
       label: 'Claude Opus 4.6',
+      images: true,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -195,6 +203,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-sonnet-4-6': {
       label: 'Claude Sonnet 4.6',
+      images: true,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,

@@ -10,7 +10,7 @@ import type {
   ToolCallBlock,
   ToolSchema,
 } from '../../llm/index.ts';
-import { LlmError } from '../../llm/index.ts';
+import { LlmError, decodedBytes, formatBytes } from '../../llm/index.ts';
 import { outlineDocument, renderOutlineSummary, stripLineNumbers } from './document-outline.ts';
 import { pickDemoFile } from './demo-workspace.ts';
 
@@ -33,6 +33,8 @@ const demoModelInfo: ModelInfo = Object.freeze({
   maxOutputTokens: 4_096,
   pricing: Object.freeze({ input: 0, output: 0 }),
   label: demoModelLabel,
+  // It looks at nothing, but takes every prompt a real model would, so front ends can try images offline.
+  images: true,
   demo: true,
 });
 
@@ -148,7 +150,7 @@ export class DemoProvider implements LlmAdapter {
     }
     const args = JSON.stringify({ [pathParameter(tool)]: file });
     return {
-      text: `${banner}\n\nI'll read \`${file}\` to see what this project is about.`,
+      text: `${banner}${imagesSeen(request.messages)}\n\nI'll read \`${file}\` to see what this project is about.`,
       call: { type: 'tool-call', id: `${readPrefix}${randomUUID()}`, name: readToolName, arguments: args },
     };
   }
@@ -158,6 +160,23 @@ export class DemoProvider implements LlmAdapter {
     const resolved = typeof option === 'function' ? option(sessionId) : option;
     return resolved ?? process.cwd();
   }
+}
+
+/** A sentence naming the images of the newest prompt, which the demo takes but does not look at. */
+function imagesSeen(messages: readonly Message[]): string {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]!;
+    if (message.role !== 'user' || message.source.kind === 'tool') continue;
+    const images = message.content.filter((block) => block.type === 'image');
+    if (images.length === 0) return '';
+    const named = images.map((image) =>
+      image.data !== undefined
+        ? `${image.mediaType}, ${formatBytes(decodedBytes(image.data))}`
+        : image.mediaType,
+    );
+    return ` You attached ${images.length === 1 ? 'an image' : `${images.length} images`} (${named.join('; ')}); the demo takes it but does not look at it.`;
+  }
+  return '';
 }
 
 interface AnsweredCall {

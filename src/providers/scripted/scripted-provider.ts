@@ -9,6 +9,9 @@ import type {
 } from '../../llm/index.ts';
 import { LlmError } from '../../llm/index.ts';
 
+// What a scripted model nobody described declares: only that it takes images.
+const scriptedImageModel: ModelInfo = Object.freeze({ images: true });
+
 /** One scripted tool call; object arguments are serialized, string arguments are sent raw. */
 export interface ScriptedToolCall {
   id?: string;
@@ -49,6 +52,11 @@ export interface ScriptedProviderOptions {
   /** Used when the script runs out; without it an exhausted script fails the call. */
   fallback?: ScriptedTurn;
   models?: Readonly<Record<string, ModelInfo>>;
+  /**
+   * Whether a model it has no facts for takes images (true by default, so a script can stand in for a
+   * vision model; `false` for a text-only one). A model in `models` takes images only when its facts say so.
+   */
+  images?: boolean;
   retryPolicy?: RetryPolicy;
   /**
    * Whether `requests` records every request (the default). Each recorded request holds its own history
@@ -71,6 +79,7 @@ export class ScriptedProvider implements LlmAdapter {
   readonly #queue: ScriptedTurn[];
   readonly #fallback: ScriptedTurn | undefined;
   readonly #models: Readonly<Record<string, ModelInfo>>;
+  readonly #images: boolean;
   #calls = 0;
 
   constructor(options: ScriptedProviderOptions = {}) {
@@ -78,6 +87,7 @@ export class ScriptedProvider implements LlmAdapter {
     this.retryPolicy = options.retryPolicy;
     this.#queue = [...(options.responses ?? [])];
     this.#fallback = options.fallback;
+    this.#images = options.images ?? true;
     this.#models = options.models ?? {};
     this.#record = options.recordRequests ?? true;
   }
@@ -97,7 +107,7 @@ export class ScriptedProvider implements LlmAdapter {
   }
 
   describeModel(model: string): ModelInfo | undefined {
-    return this.#models[model];
+    return this.#models[model] ?? (this.#images ? scriptedImageModel : undefined);
   }
 
   stream(request: LlmRequest, signal: AbortSignal): AsyncIterable<StreamChunk> {

@@ -1,0 +1,136 @@
+import { HarnessError, LlmError } from './llm-error.ts';
+import type { LlmRequest, ModelInfo } from './llm-request.ts';
+import type { ContentBlock, ImageBlock, Message } from './message.ts';
+
+/** The image types a user message may carry: the four both Anthropic and OpenAI-compatible vendors take. */
+export const imageMediaTypes: readonly string[] = Object.freeze([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+]);
+
+/**
+ * How much base64 data the images of one user message may carry together (20 MiB). The message is one
+ * session-log event, so this bounds the size of a log line as well as the request.
+ */
+export const maxMessageImageBytes = 20 * 1_048_576;
+
+const base64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** True when a content list holds an image block at its top level. */
+export function hasImages(content: readonly ContentBlock[]): boolean {
+  for (const block of content) if (block.type === 'image') return true;
+  return false;
+}
+
+/** True when a model declares image input (`ModelInfo.images`); an unknown model takes none. */
+export function acceptsImages(model: ModelInfo | undefined): boolean {
+  return model?.images === true;
+}
+
+/**
+ * Checks the image blocks of a user message before it is queued: an accepted media type, base64 `data`
+ * (or an `https:`/`data:` URL), all of them together within `maxMessageImageBytes`. Throws HarnessError
+ * `INVALID_IMAGE` or `IMAGES_TOO_LARGE`; text-only content passes untouched.
+ */
+export function checkImageContent(content: readonly ContentBlock[]): void {
+  let total = 0;
+  for (let index = 0; index < content.length; index++) {
+    const block = content[index]!;
+    if (block.type !== 'image') continue;
+    total += checkImage(block as Partial<ImageBlock>, index);
+    if (total > maxMessageImageBytes) {
+      throw new HarnessError(
+        'IMAGES_TOO_LARGE',
+        `a message's images are limited to ${formatBytes(maxMessageImageBytes)} of base64 together ` +
+          `(this one has more than that); send a smaller or downscaled image`,
+      );
+    }
+  }
+}
+
+function checkImage(block: Partial<ImageBlock>, index: number): number {
+  const where = `content[${index}]`;
+  if (typeof block.mediaType !== 'string' || !imageMediaTypes.includes(block.mediaType)) {
+    throw new HarnessError(
+      'INVALID_IMAGE',
+      `${where}: an image's mediaType must be one of ${imageMediaTypes.join(', ')}, not ${JSON.stringify(block.mediaType)}`,
+    );
+  }
+  if (block.data !== undefined) {
+    if (typeof block.data !== 'string' || block.data === '' || block.data.length % 4 !== 0) {
+      throw new HarnessError('INVALID_IMAGE', `${where}: an image's data must be non-empty base64`);
+    }
+    // Sized first: the pattern test is linear, but a huge string is refused without scanning it.
+    if (block.data.length > maxMessageImageBytes) return block.data.length;
+    if (!base64.test(block.data)) {
+      throw new HarnessError('INVALID_IMAGE', `${where}: an image's data must be base64`);
+    }
+    return block.data.length;
+  }
+  if (typeof block.url === 'string' && /^(https:|data:image\/)/.test(block.url)) return block.url.length;
+  throw new HarnessError('INVALID_IMAGE', `${where}: an image needs base64 data or an https URL`);
+}
+
+/** The text an image becomes for a model that does not take images. */
+export function imageNote(block: ImageBlock): string {
+  const size = block.data !== undefined ? `, ${formatBytes(decodedBytes(block.data))}` : '';
+  return `[image: ${block.mediaType}${size} — not shown: this model does not accept images]`;
+}
+
+/** The number of bytes base64 text decodes to. */
+export function decodedBytes(data: string): number {
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
+}
+
+/** A byte count as people read it: `812 B`, `12.3 KB`, `4.1 MB`. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1_048_576) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1_048_576).toFixed(1)} MB`;
+}
+
+/**
+ * The request as a model without image input can take it. When the newest prompt (the latest user
+ * message that is not a tool result) carries an image, nothing is sent: LlmError `IMAGES_UNSUPPORTED`.
+ * Images further back (sent while another model served the session) become a short text note, so a
+ * session that switched to a text-only model keeps working. A model that takes images gets the request
+ * unchanged, and so does a history without images.
+ */
+export function imageReadyRequest(request: LlmRequest, model: ModelInfo | undefined): LlmRequest {
+  if (acceptsImages(model)) return request;
+  const messages = request.messages;
+  let first = -1;
+  let newestPrompt = -1;
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]!;
+    if (message.role !== 'user') continue;
+    if (newestPrompt < 0 && message.source.kind !== 'tool') newestPrompt = index;
+    if (hasImages(message.content)) first = index;
+  }
+  if (first < 0) return request;
+  if (newestPrompt >= 0 && hasImages(messages[newestPrompt]!.content)) {
+    throw new LlmError({
+      code: 'IMAGES_UNSUPPORTED',
+      message: `${request.provider}/${request.model} does not accept images; pick a model that does, or send text`,
+    });
+  }
+  const shaped: Message[] = messages.slice(0, first);
+  for (let index = first; index < messages.length; index++) {
+    const message = messages[index]!;
+    if (message.role !== 'user' || !hasImages(message.content)) {
+      shaped.push(message);
+      continue;
+    }
+    // On a line of its own: vendors that take one string per message join text blocks without a gap.
+    const content = message.content.map((block, position) =>
+      block.type === 'image'
+        ? { type: 'text' as const, text: `${position > 0 ? '\n' : ''}${imageNote(block)}` }
+        : block,
+    );
+    shaped.push({ ...message, content });
+  }
+  return { ...request, messages: shaped };
+}
