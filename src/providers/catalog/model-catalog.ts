@@ -175,6 +175,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-sonnet-5': {
       label: 'Claude Sonnet 5',
+      images: true,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
