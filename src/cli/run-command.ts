@@ -14,6 +14,7 @@ import {
   setGoal,
 } from '../internal.ts';
 import { resolveSessionId } from './session-id.ts';
+import { formatCount } from './count-text.ts';
 import { CliError, exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import { readAll } from './cli-io.ts';
@@ -418,7 +419,7 @@ export function usageLine(
   const { total } = sessionCost(events, pricing);
   const input = total.inputTokens + total.cacheReadTokens + total.cacheWriteTokens;
   if (input === 0 && total.outputTokens === 0) return undefined;
-  const count = (value: number): string => value.toLocaleString('en-US');
+  const count = formatCount;
   const cached = total.cacheReadTokens > 0 ? ` (${count(total.cacheReadTokens)} cached)` : '';
   const cost =
     total.unpricedResponses > 0
