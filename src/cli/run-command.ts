@@ -67,8 +67,7 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
       mcp: { onWarning: (warning) => output.notice(warning.message) },
     });
     if (interrupt.pressed) return exitCodes.aborted;
-    for (const warning of harness.warnings) output.notice(warning);
-    for (const warning of harness.configWarnings) output.notice(`warning: ${warning}`);
+    for (const warning of harness.warnings) output.warning(warning);
     const resuming = resumeId !== undefined || continueLatest;
     // A new session is measured before it exists, so a refused prompt leaves nothing behind.
     if (prompt !== undefined && !resuming) {
