@@ -154,7 +154,7 @@ if (!status.available || status.bwrap === undefined) {
   const bare: Record<string, string[] | undefined> = {
     'bare bash (no bwrap)': undefined,
     "bare bwrap, Rein's arguments": options,
-    'bare bwrap, only --ro-bind / /': ['--ro-bind', '/', '/'],
+    'only --ro-bind / /': ['--ro-bind', '/', '/'],
     'without --dev /dev': without((option) => option === '--dev'),
     'without --proc /proc': without((option) => option === '--proc'),
     'without the private /tmp': without((option, operands) => option === '--tmpfs' && operands[0] === '/tmp'),
@@ -221,7 +221,7 @@ if (!status.available || status.bwrap === undefined) {
   const reference = at50("bare bwrap, Rein's arguments");
   for (const name of Object.keys(bare).slice(2)) {
     rows.push([
-      `bare bwrap ${name}`,
+      `bare bwrap, ${name}`,
       formatNumber(reference),
       formatNumber(at50(name)),
       `${at50(name) - reference <= 0 ? '' : '+'}${formatNumber(at50(name) - reference)} ms`,
