@@ -24,8 +24,10 @@ const knownKeywords = new Set<string>([
 
 type Primitive = string | number | boolean | null;
 
+// Finite numbers only: NaN cannot come from JSON, and how ajv compares it is not worth mirroring.
 function isPrimitive(value: unknown): value is Primitive {
-  return value === null || ['string', 'number', 'boolean'].includes(typeof value);
+  if (typeof value === 'number') return Number.isFinite(value);
+  return value === null || typeof value === 'string' || typeof value === 'boolean';
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
