@@ -3,6 +3,7 @@
 //   npm run bench:start                 # 10 runs of each command
 //   npm run bench:start -- --runs=5
 //   npm run bench:start -- --bin=/path/to/rein.js   # another build of the CLI (e.g. an older checkout)
+//   npm run bench:start -- --before=/path/to/rein.js   # an older build as well, interleaved in the same run
 //
 // Every figure is a whole process (spawn to exit, or spawn to the first answered HTTP request for `rein
 // web`); runs are interleaved across commands so a busy moment of the machine hurts every row alike.
@@ -20,6 +21,7 @@ const argumentsByName = new Map(
 );
 const runs = Number(argumentsByName.get('runs') ?? '10');
 const bin = resolve(argumentsByName.get('bin') ?? join(import.meta.dirname, '..', 'bin', 'rein.js'));
+const beforeBin = argumentsByName.has('before') ? resolve(argumentsByName.get('before')!) : undefined;
 const timeBinary = '/usr/bin/time';
 
 const root = mkdtempSync(join(tmpdir(), 'rein-bench-start-'));
@@ -69,7 +71,7 @@ function timedProcess(args: readonly string[]): Promise<Sample> {
 }
 
 /** Starts `rein web`, waits for its URL, answers one API request with the token, then stops it. */
-function webToFirstAnswer(): Promise<Sample> {
+function webToFirstAnswer(bin: string): Promise<Sample> {
   return new Promise((done, fail) => {
     const started = performance.now();
     const child = spawn(process.execPath, [bin, 'web', '--port', '0'], {
@@ -111,24 +113,32 @@ function webToFirstAnswer(): Promise<Sample> {
   });
 }
 
+/** The timed commands of one build of the CLI; `label` tells a second build's rows apart. */
+function reinCommands(bin: string, label: string): { name: string; sample: () => Promise<Sample> }[] {
+  return [
+    { name: `rein --version${label}`, sample: () => timedProcess([bin, '--version']) },
+    { name: `rein --help${label}`, sample: () => timedProcess([bin, '--help']) },
+    {
+      name: `rein run (demo, no delay)${label}`,
+      sample: () =>
+        timedProcess([
+          bin,
+          'run',
+          '--model',
+          'demo/running-example',
+          '--approve',
+          'yolo',
+          'what is this project?',
+        ]),
+    },
+    { name: `rein web → first answer${label}`, sample: () => webToFirstAnswer(bin) },
+  ];
+}
+
 const commands: { name: string; sample: () => Promise<Sample> }[] = [
   { name: 'node -e 0', sample: () => timedProcess(['-e', '0']) },
-  { name: 'rein --version', sample: () => timedProcess([bin, '--version']) },
-  { name: 'rein --help', sample: () => timedProcess([bin, '--help']) },
-  {
-    name: 'rein run (demo, no delay)',
-    sample: () =>
-      timedProcess([
-        bin,
-        'run',
-        '--model',
-        'demo/running-example',
-        '--approve',
-        'yolo',
-        'what is this project?',
-      ]),
-  },
-  { name: 'rein web → first answer', sample: webToFirstAnswer },
+  ...reinCommands(bin, ''),
+  ...(beforeBin !== undefined ? reinCommands(beforeBin, ' (before)') : []),
 ];
 
 function median(values: readonly number[]): number {
@@ -149,7 +159,10 @@ try {
 }
 
 const baseline = median(samples.get('node -e 0')!.map((sample) => sample.seconds));
-console.log(`node ${process.version}, ${runs} runs each, bin ${bin}\n`);
+console.log(
+  `node ${process.version}, ${runs} runs each, bin ${bin}` +
+    `${beforeBin !== undefined ? `, before ${beforeBin}` : ''}\n`,
+);
 console.log('| command | median s | × node -e 0 | best s | median CPU s | median peak RSS MiB |');
 console.log('|---|---|---|---|---|---|');
 for (const command of commands) {

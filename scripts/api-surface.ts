@@ -100,6 +100,7 @@ export function sectionOf(declaredIn: string): string {
 const sectionTitles: Readonly<Record<string, string>> = {
   harness: 'Harness and agents',
   'app-harness': 'Harness and agents',
+  'rein-warning': 'Harness and agents',
   agent: 'Harness and agents',
   hooks: 'Hooks',
   llm: 'Messages, models and errors',

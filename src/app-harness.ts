@@ -4,7 +4,7 @@ import type { HarnessPlugin } from './agent/index.ts';
 import type { ReinConfig } from './config/index.ts';
 import {
   ConfigError,
-  configuredModelInfo,
+  configuredModelLookup,
   createConfiguredProviders,
   describeUnknownConfigKeys,
   describeProviders,
@@ -36,6 +36,7 @@ import { openSessionStore } from './session/stores/index.ts';
 import type { Tool } from './tools/index.ts';
 import type { EditorFiles, SandboxSettings } from './tools/builtin/index.ts';
 import { builtinTools, sandboxStatus } from './tools/builtin/index.ts';
+import type { ReinWarning } from './rein-warning.ts';
 
 /** Options of `createReinHarness`. */
 export interface ReinHarnessOptions {
@@ -74,7 +75,8 @@ export interface ReinHarnessOptions {
   mcp?: false | Pick<McpPluginOptions, 'startupTimeoutMs' | 'callTimeoutMs' | 'onWarning'>;
   /**
    * For commands that only read stored sessions: a config file that cannot be read or is invalid is
-   * reported in `configWarnings` and left out (no configured providers), instead of failing.
+   * reported in `warnings` (code `CONFIG_IGNORED`) and left out (no configured providers), instead of
+   * failing.
    */
   tolerateBrokenConfig?: boolean;
 }
@@ -126,14 +128,15 @@ export class ReinHarness extends Harness {
   readonly usingDemo: boolean;
   /** What the user should be told about this composition (one sentence each). */
   readonly notices: readonly string[];
-  /** What the user must be told loudly on every start (e.g. that the sandbox mode fell back to `ask`). */
-  readonly warnings: readonly string[];
+  /**
+   * What the user must be told on every start, in the order found: the sandbox mode fell back to `ask`
+   * (loud), the config file was ignored, or has keys Rein does not read.
+   */
+  readonly warnings: readonly ReinWarning[];
   /** The MCP client: the configured servers' status, and `attach` to give one agent its own servers. */
   readonly mcp: McpPlugin;
   /** The MCP part of `notices` (broken files, invalid entries, untrusted project servers). */
   readonly mcpNotices: readonly string[];
-  /** Problems with the config file: unknown keys (with the nearest known one), or a broken file that was ignored. */
-  readonly configWarnings: readonly string[];
   readonly #env: Readonly<Record<string, string | undefined>>;
   // Providers that do not come from the configuration (the demo, extra adapters): never reloaded.
   readonly #localProviders: ReadonlySet<string>;
@@ -146,8 +149,7 @@ export class ReinHarness extends Harness {
       approvalMode: PermissionMode;
       usingDemo: boolean;
       notices: readonly string[];
-      warnings?: readonly string[];
-      configWarnings?: readonly string[];
+      warnings?: readonly ReinWarning[];
       env: Readonly<Record<string, string | undefined>>;
       localProviders: readonly string[];
       /** The store was opened from a selection: disposing the harness closes it. */
@@ -166,7 +168,6 @@ export class ReinHarness extends Harness {
     this.usingDemo = options.usingDemo;
     this.notices = options.notices;
     this.warnings = options.warnings ?? [];
-    this.configWarnings = options.configWarnings ?? [];
     this.#env = options.env;
     this.#localProviders = new Set(options.localProviders);
   }
@@ -275,18 +276,21 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     );
   }
   const notices: string[] = [];
-  const warnings: string[] = [];
+  const warnings: ReinWarning[] = [];
   if (approvalMode === 'sandbox') {
     const status = sandboxStatus(options.sandbox?.bwrap ?? present(env['REIN_BWRAP']));
     if (!status.available) {
       approvalMode = 'ask';
-      warnings.push(
-        `WARNING: the sandbox approval mode is not available: ${status.detail}. Rein falls back to the ` +
-          'ask mode: every command asks before it runs (rein doctor shows the sandbox check).',
-      );
+      warnings.push({
+        code: 'SANDBOX_UNAVAILABLE',
+        source: 'sandbox',
+        loud: true,
+        message:
+          `the sandbox approval mode is not available: ${status.detail}. Rein falls back to the ask ` +
+          'mode: every command asks before it runs (rein doctor shows the sandbox check).',
+      });
     }
   }
-  const configWarnings: string[] = [];
   let config: ReinConfig;
   let configured: LlmAdapter[];
   try {
@@ -296,9 +300,16 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     if (options.tolerateBrokenConfig !== true || !(error instanceof ConfigError)) throw error;
     config = {};
     configured = [];
-    configWarnings.push(`${error.message}; it is ignored for this command (fix it with: rein config edit)`);
+    warnings.push({
+      code: 'CONFIG_IGNORED',
+      source: 'config',
+      loud: false,
+      message: `${error.message}; it is ignored for this command (fix it with: rein config edit)`,
+    });
   }
-  configWarnings.push(...describeUnknownConfigKeys(config, reinConfigPath(home)));
+  for (const message of describeUnknownConfigKeys(config, reinConfigPath(home))) {
+    warnings.push({ code: 'CONFIG_UNKNOWN_KEY', source: 'config', loud: false, message });
+  }
   const inputs = { env, config };
   let harness: ReinHarness | undefined;
   const demo = new DemoProvider({
@@ -390,6 +401,8 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
   ];
   // Session costs are priced through the registered adapters, which exist only once the harness does.
   let pricing: PricingLookup | undefined;
+  // The configured providers are resolved once for the harness, not once per session priced.
+  const configuredModel = configuredModelLookup(inputs);
   const ownsStore = typeof options.store !== 'object';
   const store: SessionStore =
     typeof options.store === 'object'
@@ -404,7 +417,7 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
               const found = pricing(provider, model);
               if (found !== undefined) return found;
             }
-            return configuredModelInfo(provider, model, inputs)?.pricing;
+            return configuredModel(provider, model)?.pricing;
           },
         });
   harness = new ReinHarness({
@@ -419,7 +432,6 @@ export async function createReinHarness(options: ReinHarnessOptions): Promise<Re
     usingDemo,
     notices,
     warnings,
-    configWarnings,
     env,
     localProviders: [demo.provider, ...extra.map((adapter) => adapter.provider)],
     ownsStore,

@@ -7,6 +7,7 @@ export { createHarness } from './harness.ts';
 export type { Harness, HarnessOptions } from './harness.ts';
 export { createReinHarness } from './app-harness.ts';
 export type { ReinHarness, ReinHarnessOptions, ModelRoute } from './app-harness.ts';
+export type { ReinWarning, ReinWarningCode, ReinWarningSource } from './rein-warning.ts';
 export type {
   Agent,
   AgentOptions,

@@ -12,6 +12,7 @@ export * from './harness.ts';
 export * from './providers/demo/index.ts';
 export * from './app-harness.ts';
 export * from './app-default-route.ts';
+export * from './rein-warning.ts';
 export * from './plugins/goals/index.ts';
 export * from './session/stores/index.ts';
 export * from './plugins/compaction/index.ts';

@@ -26,6 +26,7 @@ import {
   defaultRouteTakesImages,
   pricingLookup,
   reinSessionsDirectory,
+  reinWarningLine,
   resolveReinHome,
 } from '../internal.ts';
 import { answering, reinRequestError } from './acp-errors.ts';
@@ -259,6 +260,7 @@ export class ReinAcpAgent {
         ownerOf: (sessionId) => this.#ownerOf(sessionId)?.id,
       }),
     });
+    for (const warning of harness.warnings) this.#options.log(reinWarningLine(warning));
     for (const notice of harness.notices) this.#options.log(notice);
     harness.approvals.attach({ notify: (request, signal) => this.#askPermission(harness, request, signal) });
     return harness;

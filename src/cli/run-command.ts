@@ -24,6 +24,7 @@ import {
 } from '../internal.ts';
 import { readImageFiles } from './image-files.ts';
 import { resolveSessionId } from './session-id.ts';
+import { formatCount } from './count-text.ts';
 import { CliError, exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import { readAll } from './cli-io.ts';
@@ -80,8 +81,7 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
       mcp: { onWarning: (warning) => output.notice(warning.message) },
     });
     if (interrupt.pressed) return exitCodes.aborted;
-    for (const warning of harness.warnings) output.notice(warning);
-    for (const warning of harness.configWarnings) output.notice(`warning: ${warning}`);
+    for (const warning of harness.warnings) output.warning(warning);
     const resuming = resumeId !== undefined || continueLatest;
     // A new session is measured before it exists, so a refused prompt leaves nothing behind.
     if (prompt !== undefined && !resuming) {
@@ -458,7 +458,7 @@ export function usageLine(
   const { total } = sessionCost(events, pricing);
   const input = total.inputTokens + total.cacheReadTokens + total.cacheWriteTokens;
   if (input === 0 && total.outputTokens === 0) return undefined;
-  const count = (value: number): string => value.toLocaleString('en-US');
+  const count = formatCount;
   const cached = total.cacheReadTokens > 0 ? ` (${count(total.cacheReadTokens)} cached)` : '';
   const cost =
     total.unpricedResponses > 0

@@ -1,5 +1,6 @@
-import type { AnySessionEvent, AssistantItem, ToolCard, TranscriptItem } from '../index.ts';
+import type { AnySessionEvent, AssistantItem, ReinWarning, ToolCard, TranscriptItem } from '../index.ts';
 import { Transcript, defaultRecordViews } from '../index.ts';
+import { reinWarningLine } from '../internal.ts';
 import type { CliIo } from './cli-io.ts';
 import { Spinner } from './spinner.ts';
 import {
@@ -20,6 +21,8 @@ export interface RunOutput {
   live(type: string, data: unknown): void;
   /** Something the user should know (printed on stderr in text mode). */
   notice(message: string): void;
+  /** A warning about the harness's composition (the sandbox fell back, a config key is unknown). */
+  warning(warning: ReinWarning): void;
   /** Stops any progress indicator. */
   close(): void;
 }
@@ -51,6 +54,11 @@ export class JsonRunOutput implements RunOutput {
 
   notice(message: string): void {
     this.live('notice', { message });
+  }
+
+  // A notice like any other, with the code and source to route on.
+  warning(warning: ReinWarning): void {
+    this.live('notice', { message: reinWarningLine(warning), code: warning.code, source: warning.source });
   }
 
   close(): void {
@@ -91,6 +99,10 @@ export class TextRunOutput implements RunOutput {
     this.#spinner.stop();
     this.#endLine();
     this.#info(message);
+  }
+
+  warning(warning: ReinWarning): void {
+    this.notice(reinWarningLine(warning));
   }
 
   close(): void {

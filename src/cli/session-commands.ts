@@ -2,7 +2,13 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ReinHarness, SessionForkOptions, SessionSummary } from '../index.ts';
-import { DiskSessionStore, compactSession, createReinHarness, parseModelRoute } from '../internal.ts';
+import {
+  DiskSessionStore,
+  compactSession,
+  createReinHarness,
+  parseModelRoute,
+  reinWarningLine,
+} from '../internal.ts';
 import { CliError, exitCodes, usageError } from './cli-error.ts';
 import type { CliIo } from './cli-io.ts';
 import type { ParsedCommand } from './command-line.ts';
@@ -29,7 +35,7 @@ async function withHarness<T>(
     ...(options.model !== undefined ? { model: options.model } : {}),
     ...(options.readOnly === true ? { tolerateBrokenConfig: true } : {}),
   });
-  for (const warning of harness.configWarnings) io.stderr.write(`rein: warning: ${warning}\n`);
+  for (const warning of harness.warnings) io.stderr.write(`rein: ${reinWarningLine(warning)}\n`);
   try {
     return await task(harness);
   } finally {

@@ -1,4 +1,5 @@
 import { compactSession, createReinHarness } from '../index.ts';
+import { reinWarningLine } from '../internal.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startReinServer, webPaths } from '../server/index.ts';
@@ -24,7 +25,8 @@ export async function webCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
     ...(approve !== undefined ? { approve } : {}),
   });
   try {
-    for (const notice of [...harness.warnings, ...harness.notices]) io.stderr.write(`${notice}\n`);
+    for (const warning of harness.warnings) io.stderr.write(`${reinWarningLine(warning)}\n`);
+    for (const notice of harness.notices) io.stderr.write(`${notice}\n`);
     if (!existsSync(join(webPaths.dist, 'index.html'))) {
       // The API still serves; the browser page explains that the UI is missing.
       io.stderr.write(

@@ -295,14 +295,34 @@ export function configuredModelInfo(
   model: string,
   inputs: ProviderConfigInputs = {},
 ): ModelInfo | undefined {
-  let entry: ResolvedProvider | undefined;
-  try {
-    entry = resolveProviders(inputs).find((candidate) => candidate.provider === provider);
-  } catch (error) {
-    // A broken provider section leaves only the catalog to price with.
-    if (!(error instanceof ConfigError)) throw error;
-    return lookupModel(provider, model);
-  }
-  if (entry === undefined) return undefined;
-  return entry.modelInfo[model] ?? entry.modelInfo[canonicalModelName(provider, model)];
+  return configuredModelLookup(inputs)(provider, model);
+}
+
+/**
+ * `configuredModelInfo` for many models of the same inputs (pricing every session of a listing): the
+ * providers are resolved once, on the first question, instead of once per model asked about.
+ */
+export function configuredModelLookup(
+  inputs: ProviderConfigInputs = {},
+): (provider: string, model: string) => ModelInfo | undefined {
+  let resolved: ReadonlyMap<string, ResolvedProvider> | 'broken' | undefined;
+  return (provider, model) => {
+    if (resolved === undefined) {
+      try {
+        const byProvider = new Map<string, ResolvedProvider>();
+        for (const entry of resolveProviders(inputs)) {
+          if (!byProvider.has(entry.provider)) byProvider.set(entry.provider, entry);
+        }
+        resolved = byProvider;
+      } catch (error) {
+        // A broken provider section leaves only the catalog to price with.
+        if (!(error instanceof ConfigError)) throw error;
+        resolved = 'broken';
+      }
+    }
+    if (resolved === 'broken') return lookupModel(provider, model);
+    const entry = resolved.get(provider);
+    if (entry === undefined) return undefined;
+    return entry.modelInfo[model] ?? entry.modelInfo[canonicalModelName(provider, model)];
+  };
 }

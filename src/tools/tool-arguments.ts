@@ -3,6 +3,8 @@ import type { Ajv, ValidateFunction } from 'ajv';
 import type { toJSONSchema as ZodToJsonSchema } from 'zod';
 import type { JsonSchema } from '../llm/index.ts';
 import type { Tool, ZodLikeSchema } from './tool.ts';
+import { simpleSchemaCheck } from './simple-schema-check.ts';
+import type { SimpleSchemaCheck } from './simple-schema-check.ts';
 
 /** Parses raw model arguments: empty → `{}`, valid JSON → the value, invalid JSON → the raw string. */
 export function parseToolArguments(raw: string): unknown {
@@ -76,6 +78,8 @@ function zodJsonSchema(schema: ZodLikeSchema): unknown {
 }
 
 const compiled = new WeakMap<object, ValidateFunction>();
+// null: the schema needs ajv even for values it accepts.
+const simpleChecks = new WeakMap<object, SimpleSchemaCheck | null>();
 const jsonSchemas = new WeakMap<object, JsonSchema>();
 
 /** The JSON Schema the model sees for a tool's parameters. */
@@ -112,6 +116,14 @@ function validateParsed(schema: JsonSchema | ZodLikeSchema, value: unknown): Arg
     );
     return { ok: false, message: problems.join('; ') };
   }
+  // Loading ajv and compiling its meta-schema costs about 45 ms; schemas of the built-in tools' shape
+  // are checked without it, and ajv only words the problems when a value is refused.
+  let simple = simpleChecks.get(schema);
+  if (simple === undefined) {
+    simple = simpleSchemaCheck(schema) ?? null;
+    simpleChecks.set(schema, simple);
+  }
+  if (simple?.(value) === true) return { ok: true, value };
   let validate = compiled.get(schema);
   if (validate === undefined) {
     validate = validator().compile(schema);

@@ -1,6 +1,7 @@
 import type { Terminal } from '@mariozechner/pi-tui';
 import { ProcessTerminal, TUI } from '@mariozechner/pi-tui';
 import type { TranscriptItem } from '../index.ts';
+import { reinWarningLine } from '../internal.ts';
 import type { ChatListener, ChatOpenOptions } from './chat-session.ts';
 import { ChatSession } from './chat-session.ts';
 import { ChatScreen } from './chat-screen.ts';
@@ -86,6 +87,7 @@ export async function runChat(options: RunChatOptions): Promise<number> {
   tui.requestRender();
   const ticker = setInterval(() => screen?.tick(), 100);
   try {
+    for (const warning of chat.harness.warnings) screen.notice(reinWarningLine(warning), 'error');
     if (resumed) {
       screen.notice(
         `Resumed session ${chat.agent.id} (${chat.transcript.turns.length} turns with model calls).`,

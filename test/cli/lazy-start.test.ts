@@ -92,6 +92,16 @@ describe('lazy CLI start: a command loads only its own code', () => {
     expect(sources).not.toContain('src/cli/web-command.ts');
   });
 
+  it('rein run on the demo model imports no dependency: the store driver, matchers, diff and SSE parser wait for use', async () => {
+    const { logPath, env } = recordingEnv();
+    const result = await runRein(['run', '--model', 'demo/running-example', '--approve', 'yolo', 'hi'], {
+      cwd: box.root,
+      env,
+    });
+    expect(result.code).toBe(0);
+    expect(loaded(logPath).packages).toEqual([]);
+  });
+
   it('rein web loads neither the terminal approver nor the run command', async () => {
     const { logPath, env } = recordingEnv();
     const { child, result } = startRein(['web', '--port', '0'], { cwd: box.root, env });

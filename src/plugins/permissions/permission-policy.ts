@@ -1,10 +1,13 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import picomatch from 'picomatch';
+import type PicomatchModule from 'picomatch';
+import { lazyModule } from '../../llm/lazy-module.ts';
 import type { PreToolDecision, ToolConfinement, ToolEffect } from '../../tools/index.ts';
 import type { PathZone } from '../../tools/builtin/index.ts';
 import type { ShellPart } from './shell-command.ts';
 import { parseShellCommand } from './shell-command.ts';
+
+const picomatch = lazyModule<typeof PicomatchModule>('picomatch');
 
 /**
  * How much runs without asking: `ask` (reads inside the workspace run; the rest asks), `auto-edit`
@@ -114,11 +117,11 @@ function pathMatches(pattern: string, path: PathFact): boolean {
   if (pattern.startsWith('/') || pattern.startsWith('~')) {
     const absolute =
       pattern === '~' ? homedir() : pattern.startsWith('~/') ? join(homedir(), pattern.slice(2)) : pattern;
-    return picomatch.isMatch(path.real, absolute, { dot: true });
+    return picomatch().isMatch(path.real, absolute, { dot: true });
   }
   if (path.zone === 'outside' || path.display === undefined || path.display.startsWith('/')) return false;
   return (
-    picomatch.isMatch(path.display, pattern, { dot: true }) || (path.display === '.' && pattern === '**')
+    picomatch().isMatch(path.display, pattern, { dot: true }) || (path.display === '.' && pattern === '**')
   );
 }
 

@@ -1,7 +1,9 @@
-import { createParser } from 'eventsource-parser';
-import type { EventSourceMessage } from 'eventsource-parser';
+import type { EventSourceMessage, createParser as CreateParser } from 'eventsource-parser';
+import { lazyModule } from '../../llm/lazy-module.ts';
 import { LlmError, errorChainText, isAbortError } from '../../llm/index.ts';
 import { failureFromResponse } from './http-failure.ts';
+
+const eventSourceParser = lazyModule<{ createParser: typeof CreateParser }>('eventsource-parser');
 
 /** One streaming POST: where, with which headers and JSON body, and how long the stream may stay silent. */
 export interface EventStreamRequest {
@@ -125,7 +127,7 @@ async function* readEvents(
   let dispatched = 0;
   // The first line the spec says to ignore, kept to tell "not an event stream at all" from vendor extras.
   let ignoredLine: string | undefined;
-  const parser = createParser({
+  const parser = eventSourceParser().createParser({
     onEvent: (event) => {
       dispatched++;
       // The spec dispatches nothing for an empty data buffer (a bare `data` line, say).

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { HookBus } from '../../hooks/index.ts';
 import { repairInterruptedTail } from '../crash-repair.ts';
 import { Session } from '../session.ts';
@@ -126,6 +125,8 @@ export class PostgresSessionStore implements SessionStore {
         `the lease must be a whole number of milliseconds ≥ 100, not ${leaseMs}`,
       );
     }
+    // pg (and the fetch stack it probes at load) costs tens of milliseconds: only a PostgreSQL store loads it.
+    const { default: pg } = await import('pg');
     const pool = new pg.Pool({
       connectionString: parsed.connectionString,
       max: options.poolSize ?? 10,
@@ -361,7 +362,7 @@ export class PostgresSessionStore implements SessionStore {
 
   /** Runs one query on a pooled connection (for doctor checks and tools); failures as SessionError. */
   async query<Row extends object>(text: string, values: unknown[] = []): Promise<Row[]> {
-    return this.#query(async () => (await this.#pool.query<Row & pg.QueryResultRow>(text, values)).rows);
+    return this.#query(async () => (await this.#pool.query<Row & QueryResultRow>(text, values)).rows);
   }
 
   async #summary(id: string, eventCount: number): Promise<SessionSummary | undefined> {

@@ -1,10 +1,13 @@
-import { createTwoFilesPatch } from 'diff';
+import type { createTwoFilesPatch as CreateTwoFilesPatch } from 'diff';
+import { lazyModule } from '../../llm/lazy-module.ts';
 import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
 import { boundForModel, pathArgument, readCheckedText, writeCheckedText } from './builtin-settings.ts';
 import { readTextFile } from './file-access.ts';
+
+const diffModule = lazyModule<{ createTwoFilesPatch: typeof CreateTwoFilesPatch }>('diff');
 
 /** Arguments of `edit_file`. */
 export interface EditFileArgs {
@@ -89,7 +92,7 @@ export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs
       const { after } = apply(args, checked.display, read.text);
       return {
         path: checked.display,
-        diff: createTwoFilesPatch(checked.display, checked.display, read.text, after),
+        diff: diffModule().createTwoFilesPatch(checked.display, checked.display, read.text, after),
         created: false,
       };
     },
@@ -101,7 +104,7 @@ export function createEditFileTool(settings: BuiltinSettings): Tool<EditFileArgs
       const before = read.text;
       const { after, count } = apply(args, checked.display, before);
       await writeCheckedText(settings, args.path, after, context);
-      const diff = createTwoFilesPatch(checked.display, checked.display, before, after);
+      const diff = diffModule().createTwoFilesPatch(checked.display, checked.display, before, after);
       const hunks = diff.split('\n').slice(2).join('\n');
       const shown =
         hunks.length <= maxDiffInResult

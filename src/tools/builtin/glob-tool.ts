@@ -1,5 +1,6 @@
 import { closeSync } from 'node:fs';
-import picomatch from 'picomatch';
+import type PicomatchModule from 'picomatch';
+import { lazyModule } from '../../llm/lazy-module.ts';
 import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
@@ -8,6 +9,8 @@ import { boundForModel, pathArgument } from './builtin-settings.ts';
 import { openVerified } from './verified-open.ts';
 import type { SkippedEntry } from './workspace-walker.ts';
 import { describeSkipped, walkFiles } from './workspace-walker.ts';
+
+const picomatch = lazyModule<typeof PicomatchModule>('picomatch');
 
 /** Arguments of `glob`. */
 export interface GlobArgs {
@@ -58,7 +61,7 @@ export function createGlobTool(settings: BuiltinSettings): Tool<GlobArgs> {
       const checked = opened.resolved;
       let matches: (path: string) => boolean;
       try {
-        matches = picomatch(args.pattern, { dot: true });
+        matches = picomatch()(args.pattern, { dot: true });
       } catch (error) {
         throw new ToolError(
           'INVALID_PATTERN',

@@ -1,5 +1,6 @@
 import { closeSync } from 'node:fs';
-import picomatch from 'picomatch';
+import type PicomatchModule from 'picomatch';
+import { lazyModule } from '../../llm/lazy-module.ts';
 import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
@@ -9,6 +10,8 @@ import { looksBinary, readWhole } from './file-access.ts';
 import { openVerified } from './verified-open.ts';
 import type { SkippedEntry, WalkOpened } from './workspace-walker.ts';
 import { describeSkipped, walkFiles } from './workspace-walker.ts';
+
+const picomatch = lazyModule<typeof PicomatchModule>('picomatch');
 
 /** Arguments of `grep`. */
 export interface GrepArgs {
@@ -113,7 +116,7 @@ export function createGrepTool(settings: BuiltinSettings): Tool<GrepArgs> {
       };
       try {
         if (opened.stat.isDirectory()) {
-          const include = args.glob !== undefined ? picomatch(args.glob, { dot: true }) : undefined;
+          const include = args.glob !== undefined ? picomatch()(args.glob, { dot: true }) : undefined;
           for await (const file of walkFiles(
             workspace,
             { fd: opened.fd, path: checked.real },

@@ -2,14 +2,16 @@ import { closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import ignore from 'ignore';
-import type { Ignore } from 'ignore';
+import type { Ignore, default as IgnoreFactory } from 'ignore';
+import { lazyModule } from '../../llm/lazy-module.ts';
 import { ToolError } from '../tool-error.ts';
 import { readTextFile, readWhole } from './file-access.ts';
 import type { HeldDirectory } from './verified-open.ts';
 import { insideHeld, openVerified } from './verified-open.ts';
 import type { Workspace } from './workspace.ts';
 import { isWithin } from './workspace.ts';
+
+const ignore = lazyModule<typeof IgnoreFactory>('ignore');
 
 /** A file opened for reading by a walk: its descriptor (the caller closes it) and `fstat`. */
 export interface WalkOpened {
@@ -82,7 +84,7 @@ function heldGitignore(directory: HeldDirectory): Matcher | undefined {
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile() || stat.nlink > 1 || stat.size > maxGitignoreBytes) return undefined;
-    return { directory: directory.path, rules: ignore().add(readWhole(fd, stat.size).toString('utf8')) };
+    return { directory: directory.path, rules: ignore()().add(readWhole(fd, stat.size).toString('utf8')) };
   } finally {
     closeSync(fd);
   }
@@ -130,7 +132,7 @@ export async function* walkFiles(
     for (let index = 0; index < parts.length; index++) {
       try {
         const text = readTextFile(workspace, join(directory, '.gitignore'), maxGitignoreBytes).text;
-        matchers.push({ directory, rules: ignore().add(text) });
+        matchers.push({ directory, rules: ignore()().add(text) });
       } catch {
         // No (readable, single-link) .gitignore in this ancestor: nothing to honour there.
       }

@@ -1,10 +1,13 @@
-import { createTwoFilesPatch } from 'diff';
+import type { createTwoFilesPatch as CreateTwoFilesPatch } from 'diff';
+import { lazyModule } from '../../llm/lazy-module.ts';
 import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import type { BuiltinSettings } from './builtin-settings.ts';
 import { pathArgument, readCheckedText, writeCheckedText } from './builtin-settings.ts';
 import { readTextFile } from './file-access.ts';
 import { ToolError } from '../tool-error.ts';
+
+const diffModule = lazyModule<{ createTwoFilesPatch: typeof CreateTwoFilesPatch }>('diff');
 
 /** Arguments of `write_file`. */
 export interface WriteFileArgs {
@@ -55,7 +58,7 @@ export function createWriteFileTool(settings: BuiltinSettings): Tool<WriteFileAr
       const { existed, before: text } = previous(args.path);
       const before = existed ? text : '';
       if (before === undefined) return undefined;
-      const diff = createTwoFilesPatch(checked.display, checked.display, before, args.content);
+      const diff = diffModule().createTwoFilesPatch(checked.display, checked.display, before, args.content);
       return { path: checked.display, diff, created: !existed };
     },
     async execute(args, context) {
@@ -85,7 +88,12 @@ export function createWriteFileTool(settings: BuiltinSettings): Tool<WriteFileAr
         bytes,
       };
       if (before !== undefined || !existed) {
-        meta.diff = createTwoFilesPatch(checked.display, checked.display, before ?? '', args.content);
+        meta.diff = diffModule().createTwoFilesPatch(
+          checked.display,
+          checked.display,
+          before ?? '',
+          args.content,
+        );
       }
       return {
         content: `${existed ? 'Overwrote' : 'Created'} ${checked.display} (${lines} lines, ${bytes} bytes).`,

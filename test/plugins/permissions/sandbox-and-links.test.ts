@@ -61,8 +61,13 @@ describe('the sandbox approval mode', () => {
     try {
       expect(harness.approvalMode).toBe('ask');
       expect(harness.warnings).toHaveLength(1);
-      expect(harness.warnings[0]).toMatch(
-        /^WARNING: the sandbox approval mode is not available: .*missing-bwrap/,
+      expect(harness.warnings[0]).toMatchObject({
+        code: 'SANDBOX_UNAVAILABLE',
+        source: 'sandbox',
+        loud: true,
+      });
+      expect(harness.warnings[0]!.message).toMatch(
+        /^the sandbox approval mode is not available: .*missing-bwrap/,
       );
       const bashTool = harness.tools.get('bash');
       expect(bashTool?.confinement?.({ command: 'ls' } as never)).toEqual({
