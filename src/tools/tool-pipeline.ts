@@ -367,10 +367,11 @@ export class ToolPipeline {
   }
 }
 
-// The context a tool body receives. Its callbacks work unbound (tools pass them around), so each is bound
-// on its first read and kept. No arrow closures are made for the context in its constructor: a context
-// holding closures created for it survived the young generation's scavenges together with its call
-// (arguments, tool, execution), which were then promoted and left for a full collection.
+// The context a tool body receives. Its callbacks work unbound (tools pass them around) and are own
+// properties (a tool may spread the context), so they are bound methods. They are not arrow closures made
+// in the constructor: a context holding closures created for it survived the young generation's
+// scavenges together with its call (arguments, tool, execution), which were then promoted to the old
+// generation and left for a full collection.
 class CallContext implements ToolContext {
   readonly signal: AbortSignal;
   readonly callId: string;
@@ -382,9 +383,9 @@ class CallContext implements ToolContext {
   readonly #toolName: string;
   readonly #hooks: HookBus;
   #lastReport = -Infinity;
-  #deferContext: ((message: UserMessage | string) => void) | undefined;
-  #concludeTurn: (() => void) | undefined;
-  #reportProgress: ((progress: ToolProgress) => void) | undefined;
+  readonly deferContext: (message: UserMessage | string) => void;
+  readonly concludeTurn: () => void;
+  readonly reportProgress: (progress: ToolProgress) => void;
 
   constructor(execution: ToolExecution, toolName: string, hooks: HookBus) {
     const { call } = execution;
@@ -397,18 +398,9 @@ class CallContext implements ToolContext {
     this.#execution = execution;
     this.#toolName = toolName;
     this.#hooks = hooks;
-  }
-
-  get deferContext(): (message: UserMessage | string) => void {
-    return (this.#deferContext ??= this.#defer.bind(this));
-  }
-
-  get concludeTurn(): () => void {
-    return (this.#concludeTurn ??= this.#conclude.bind(this));
-  }
-
-  get reportProgress(): (progress: ToolProgress) => void {
-    return (this.#reportProgress ??= this.#report.bind(this));
+    this.deferContext = this.#defer.bind(this);
+    this.concludeTurn = this.#conclude.bind(this);
+    this.reportProgress = this.#report.bind(this);
   }
 
   #defer(message: UserMessage | string): void {
