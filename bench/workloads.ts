@@ -46,13 +46,18 @@ export async function measureSteps(
   const marks: number[] = [];
   collectGarbage();
   modelClock.reset();
+  const cpuStart = process.cpuUsage();
   const start = performance.now();
   await subject.runPrompt({ script: stepsScript(steps), tool: noopTool(marks) });
   const wallMs = performance.now() - start;
+  const cpu = process.cpuUsage(cpuStart);
   if (marks.length !== steps) throw new Error(`expected ${steps} tool executions, saw ${marks.length}`);
   const loopMs = wallMs - modelClock.totalMs;
   const result: CellResult = {
     usPerStep: (loopMs * 1000) / (steps + 1),
+    // The process's CPU time (every thread: JIT compiler and collector helpers too), fake model included:
+    // on a shared machine it moves less than wall time with the other tenants' load.
+    cpuUsPerStep: (cpu.user + cpu.system) / (steps + 1),
     wallMs,
     modelMs: modelClock.totalMs,
   };

@@ -23,15 +23,16 @@ export class NormalizedStream implements AsyncIterableIterator<StreamChunk> {
   #finished = false;
   #done = false;
 
-  readonly #onResult: (result: IteratorResult<StreamChunk>) => IteratorResult<StreamChunk, undefined>;
-  readonly #onError: (error: unknown) => IteratorResult<StreamChunk, undefined>;
+  // Bound on the first `next()`: the loop reads through `pull` and never needs them. No arrow closures
+  // are made for the stream in its constructor: a stream holding closures created for it survived the
+  // young generation's scavenges in W1 together with everything it reaches (the request, its history
+  // snapshot, the source's chunks), which were then promoted and left for a full collection.
+  #onResult: ((result: IteratorResult<StreamChunk>) => IteratorResult<StreamChunk, undefined>) | undefined;
+  #onError: ((error: unknown) => IteratorResult<StreamChunk, undefined>) | undefined;
 
   constructor(open: () => AsyncIterable<StreamChunk>, signal: AbortSignal) {
     this.#open = open;
     this.#signal = signal;
-    // Bound once per stream, as member assignments (which the keep-names loader leaves unwrapped).
-    this.#onResult = (result) => this.#accept(result);
-    this.#onError = (error) => this.#fail(error);
   }
 
   [Symbol.asyncIterator](): this {
@@ -42,7 +43,10 @@ export class NormalizedStream implements AsyncIterableIterator<StreamChunk> {
     const pending = this.pull();
     if (!isThenable(pending)) return Promise.resolve(pending);
     // A native promise is passed through by Promise.resolve, not wrapped.
-    return Promise.resolve(pending).then(this.#onResult, this.#onError);
+    return Promise.resolve(pending).then(
+      (this.#onResult ??= this.accept.bind(this)),
+      (this.#onError ??= this.reject.bind(this)),
+    );
   }
 
   /**

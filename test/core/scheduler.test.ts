@@ -292,6 +292,48 @@ describe('tool scheduling: barriers and a bounded rolling pool, results in model
     });
   });
 
+  it('context callbacks work unbound and survive a spread copy of the context', async () => {
+    type Callbacks = { deferContext(m: string): void; concludeTurn(): void };
+    const deferring = await fixture([{ toolCalls: [{ id: 'a', name: 'defer' }] }, { text: 'seen' }], {
+      tools: [
+        {
+          name: 'defer',
+          description: 'defers context through a copied context',
+          parameters: { type: 'object' },
+          execute: (_a: unknown, ctx: Callbacks) => {
+            const { deferContext } = { ...ctx };
+            deferContext('from a copied context');
+            return 'ok';
+          },
+        } as never,
+      ],
+    });
+    deferring.agent.followup('go');
+    await deferring.agent.whenIdle();
+    expect(deferring.model.requests[1]!.messages.at(-1)!.content[0]).toEqual({
+      type: 'text',
+      text: 'from a copied context',
+    });
+    const concluding = await fixture([{ toolCalls: [{ id: 'b', name: 'finish' }] }, { text: 'unused' }], {
+      tools: [
+        {
+          name: 'finish',
+          description: 'concludes through a copied context',
+          parameters: { type: 'object' },
+          execute: (_a: unknown, ctx: Callbacks) => {
+            const { concludeTurn } = { ...ctx };
+            concludeTurn();
+            return 'all done';
+          },
+        } as never,
+      ],
+    });
+    concluding.agent.followup('go');
+    await concluding.agent.whenIdle();
+    expect(concluding.model.requests).toHaveLength(1);
+    expect(dataOf(concluding.agent, 'turn/end')).toEqual([{ turn: 1, reason: { kind: 'completed' } }]);
+  });
+
   it('approval asked with no approver attached is denied (fail closed)', async () => {
     const ran = deferred<void>();
     const f = await fixture([{ toolCalls: [{ id: 'w', name: 'write' }] }, { text: 'ok' }], {
