@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { mkdir, open as openFile, readFile, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HookBus } from '../../hooks/index.ts';
@@ -7,7 +6,7 @@ import { Session } from '../session.ts';
 import type { SessionHeader } from '../session.ts';
 import { SessionError } from '../session-error.ts';
 import type { AnySessionEvent } from '../session-event.ts';
-import { forkHeader, forkPrefix } from '../session-fork.ts';
+import { forkStoredSession } from '../session-fork.ts';
 import type { PricingLookup, SessionForkOptions, SessionStore, SessionSummary } from '../session-store.ts';
 import { summarizeSession } from '../session-summary.ts';
 import { SessionFileWriter } from './session-file-writer.ts';
@@ -203,25 +202,15 @@ export class DiskSessionStore implements SessionStore {
   async fork(id: string, options: SessionForkOptions = {}): Promise<SessionHeader> {
     const path = this.pathOf(id);
     const live = this.#live.get(id);
-    let parent: Readonly<SessionHeader>;
-    let events: readonly AnySessionEvent[];
-    if (live !== undefined) {
-      parent = live.session.header;
-      events = live.session.events;
-    } else {
-      const parsed = await this.#parse(id, path, options.salvage === true);
-      parent = parsed.header;
-      // A log another live process writes is cut before its open turn; a log nobody holds may end
-      // inside a crashed turn, which is closed (as a resume would) so that the fork keeps it.
-      const heldElsewhere = (await readSessionLockHolder(join(this.root, `${id}.lock`))) !== undefined;
-      events = heldElsewhere ? parsed.events : repairInterruptedTail(parsed.events);
-    }
-    const prefix = forkPrefix(events, options.atTurn);
-    const session = await this.create(forkHeader(parent, options.id ?? randomUUID(), prefix), {
-      seed: prefix,
-    });
-    await this.release(session);
-    return { ...session.header };
+    if (live !== undefined)
+      return forkStoredSession(
+        this,
+        { parent: live.session.header, events: live.session.events, held: true },
+        options,
+      );
+    const parsed = await this.#parse(id, path, options.salvage === true);
+    const held = (await readSessionLockHolder(join(this.root, `${id}.lock`))) !== undefined;
+    return forkStoredSession(this, { parent: parsed.header, events: parsed.events, held }, options);
   }
 
   async release(session: Session): Promise<void> {

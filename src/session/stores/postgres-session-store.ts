@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Pool, PoolClient } from 'pg';
 import type { HookBus } from '../../hooks/index.ts';
@@ -7,7 +6,7 @@ import { Session } from '../session.ts';
 import type { SessionHeader, SessionPersistence } from '../session.ts';
 import { SessionError } from '../session-error.ts';
 import type { AnySessionEvent } from '../session-event.ts';
-import { forkHeader, forkPrefix } from '../session-fork.ts';
+import { forkStoredSession } from '../session-fork.ts';
 import type {
   PricingLookup,
   SessionFollowOptions,
@@ -22,7 +21,8 @@ import { acquireLease, leaseHolderOf, releaseLease } from './postgres-lease.ts';
 import type { PostgresLease } from './postgres-lease.ts';
 import { ensurePostgresSchema } from './postgres-schema.ts';
 import type { PostgresSchemaState } from './postgres-schema.ts';
-import { insertSessionRows } from './postgres-session-rows.ts';
+import { insertSessionRows, selectSessionLogText } from './postgres-session-rows.ts';
+import { runInTransaction } from './postgres-transaction.ts';
 import { PostgresSessionWriter } from './postgres-session-writer.ts';
 import type { SessionDurability } from './session-file-writer.ts';
 import { SessionLockedError } from './session-lock.ts';
@@ -269,25 +269,15 @@ export class PostgresSessionStore implements SessionStore {
   async fork(id: string, options: SessionForkOptions = {}): Promise<SessionHeader> {
     checkId(id);
     const live = this.#live.get(id);
-    let parent: Readonly<SessionHeader>;
-    let events: readonly AnySessionEvent[];
-    if (live !== undefined) {
-      parent = live.session.header;
-      events = live.session.events;
-    } else {
-      const parsed = await this.#parse(id, options.salvage === true);
-      parent = parsed.header;
-      // A log another server writes is cut before its open turn; a log nobody holds may end inside a
-      // crashed turn, which is closed (as a resume would) so that the fork keeps it.
-      const heldElsewhere = (await this.holderOf(id)) !== undefined;
-      events = heldElsewhere ? parsed.events : repairInterruptedTail(parsed.events);
-    }
-    const prefix = forkPrefix(events, options.atTurn);
-    const session = await this.create(forkHeader(parent, options.id ?? randomUUID(), prefix), {
-      seed: prefix,
-    });
-    await this.release(session);
-    return { ...session.header };
+    if (live !== undefined)
+      return forkStoredSession(
+        this,
+        { parent: live.session.header, events: live.session.events, held: true },
+        options,
+      );
+    const parsed = await this.#parse(id, options.salvage === true);
+    const held = (await this.holderOf(id)) !== undefined;
+    return forkStoredSession(this, { parent: parsed.header, events: parsed.events, held }, options);
   }
 
   async release(session: Session): Promise<void> {
@@ -317,8 +307,7 @@ export class PostgresSessionStore implements SessionStore {
 
   async exportLog(id: string): Promise<string> {
     checkId(id);
-    const row = await this.#rawLog(id);
-    return row.body === null ? `${row.header}\n` : `${row.header}\n${row.body}\n`;
+    return this.#logText(id);
   }
 
   async importLog(text: string, source = 'the imported log'): Promise<SessionHeader> {
@@ -385,8 +374,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async #parse(id: string, salvage: boolean): Promise<ParsedSessionLog> {
-    const row = await this.#rawLog(id);
-    const text = row.body === null ? `${row.header}\n` : `${row.header}\n${row.body}\n`;
+    const text = await this.#logText(id);
     // The rows are the disk format's lines: the disk parser validates them the same way.
     return parseSessionLog(Buffer.from(text, 'utf8'), {
       id,
@@ -395,20 +383,10 @@ export class PostgresSessionStore implements SessionStore {
     });
   }
 
-  async #rawLog(id: string): Promise<{ header: string; body: string | null }> {
-    const row = await this.#query(
-      async () =>
-        (
-          await this.#pool.query<{ header: string; body: string | null }>(
-            `select header, (select string_agg(line, E'\\n' order by seq) from ${this.schema}.events
-               where session_id = $1) as body
-             from ${this.schema}.sessions where id = $1`,
-            [id],
-          )
-        ).rows[0],
-    );
-    if (row === undefined) throw notFound(id, this.where);
-    return row;
+  async #logText(id: string): Promise<string> {
+    const text = await this.#query(() => selectSessionLogText(this.#pool, this.schema, id));
+    if (text === undefined) throw notFound(id, this.where);
+    return text;
   }
 
   async #assertExists(id: string): Promise<void> {
@@ -434,28 +412,8 @@ export class PostgresSessionStore implements SessionStore {
     }
   }
 
-  async #transaction<T>(run: (client: PoolClient) => Promise<T>): Promise<T> {
-    let client: PoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (error) {
-      throw storeError(error, this.where);
-    }
-    let broken = false;
-    try {
-      await client.query('begin');
-      const result = await run(client);
-      await client.query('commit');
-      return result;
-    } catch (error) {
-      await client.query('rollback').catch(() => {
-        // The connection broke; the server rolls the transaction back on its own.
-        broken = true;
-      });
-      throw storeError(error, this.where);
-    } finally {
-      client.release(broken);
-    }
+  #transaction<T>(run: (client: PoolClient) => Promise<T>): Promise<T> {
+    return runInTransaction(this.#pool, this.where, run);
   }
 
   #writer(lease: PostgresLease, storedEvents: number): PostgresSessionWriter {
