@@ -17,8 +17,11 @@ import { ioError, isCode } from './session-io-error.ts';
 import { SessionLock, SessionLockedError, readSessionLockHolder } from './session-lock.ts';
 import type { ParsedSessionLog } from './session-log-format.ts';
 import {
-  encodeEventLine,
+  compactLogFormat,
   encodeHeaderLine,
+  encodeSessionLog,
+  fullEnvelopeFormat,
+  lineEncoder,
   parseSessionLog,
   sessionLogVersion,
 } from './session-log-format.ts';
@@ -106,8 +109,11 @@ export class DiskSessionStore implements SessionStore {
       // Constructing first validates the seed before anything touches the disk; the writer buffers.
       session = this.#construct(fullHeader, options.seed, writer);
       const seed = options.seed ?? [];
-      let initial = encodeHeaderLine(fullHeader);
-      for (const event of session.log.slice(0, seed.length)) initial += encodeEventLine(event);
+      const encoder = lineEncoder(compactLogFormat, fullHeader.createdAt);
+      let initial = encodeHeaderLine(fullHeader, compactLogFormat);
+      for (const event of session.log.slice(0, seed.length)) initial += encoder.encode(event);
+      // What the session appended while it was built (its end-seed marker) follows the seed.
+      writer.encodeWith(encoder);
       try {
         await writer.create(initial, seed.length);
       } catch (error) {
@@ -140,8 +146,11 @@ export class DiskSessionStore implements SessionStore {
       const repaired = repairInterruptedTail(parsed.events);
       // The parsed events are this store's own: the session adopts them instead of copying them again.
       session = this.#construct(parsed.header, repaired, writer, true);
+      // The closers as the session committed them (its own envelope order), in the file's format.
       let closers = '';
-      for (const event of repaired.slice(parsed.events.length)) closers += encodeEventLine(event);
+      for (const event of session.log.slice(parsed.events.length, repaired.length))
+        closers += parsed.encoder.encode(event);
+      writer.encodeWith(parsed.encoder);
       await writer.resume(parsed.completeBytes, parsed.tornBytes, closers, repaired.length);
     } catch (error) {
       session?.close();
@@ -235,7 +244,9 @@ export class DiskSessionStore implements SessionStore {
       throw ioError(path, error);
     }
     const parsed = parseSessionLog(bytes, { id, path });
-    return bytes.toString('utf8', 0, parsed.completeBytes);
+    // Exports are full envelopes (format 0), whatever the file's format: what every store reads.
+    if (parsed.format === fullEnvelopeFormat) return bytes.toString('utf8', 0, parsed.completeBytes);
+    return encodeSessionLog(parsed.header, parsed.events, fullEnvelopeFormat);
   }
 
   async importLog(text: string, source = 'the imported log'): Promise<SessionHeader> {
@@ -245,7 +256,9 @@ export class DiskSessionStore implements SessionStore {
     if (this.#live.has(parsed.header.id))
       throw new SessionError('SESSION_EXISTS', `session ${parsed.header.id} already exists`);
     try {
-      await linkIntoPlace(path, parsed.text, { sync: true });
+      await linkIntoPlace(path, encodeSessionLog(parsed.header, parsed.events, compactLogFormat), {
+        sync: true,
+      });
       await syncDirectory(this.root);
     } catch (error) {
       if (isCode(error, 'EEXIST'))

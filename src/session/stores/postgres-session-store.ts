@@ -210,7 +210,8 @@ export class PostgresSessionStore implements SessionStore {
       writer = this.#writer(lease, parsed.events.length);
       // The parsed events are this store's own: the session adopts them instead of copying them again.
       session = this.#construct(parsed.header, repaired, writer, true);
-      const closers = repaired.slice(parsed.events.length);
+      // The closers as the session committed them (its own envelope order), as on disk.
+      const closers = session.log.slice(parsed.events.length, repaired.length);
       await writer.resume(
         closers.map((event) => encodeEventLine(event).slice(0, -1)),
         closers.at(-1)?.time ?? 0,
@@ -319,7 +320,7 @@ export class PostgresSessionStore implements SessionStore {
     await this.#transaction((client) =>
       insertSessionRows(client, this.schema, {
         id: header.id,
-        headerLine: parsed.text.slice(0, parsed.text.indexOf('\n')),
+        headerLine: parsed.headerLine,
         createdAt: header.createdAt,
         updatedAt: events.at(-1)?.time ?? header.createdAt,
         lines,
