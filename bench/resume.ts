@@ -6,9 +6,11 @@
 //     stream chunks), each `rein run --continue "…"` on the offline demo model in a fresh process
 //     (the whole CLI: start, list, open, one turn, release), median of several, beside `node -e 0`
 //     measured in the same run.
-// Options: --sizes=50000,1000000 --reps=5 --steps=5000
+//     `--baseline=<checkout>/bin/rein.js` times an older Rein too, on the same session exported as
+//     full envelopes (format 0, the only one it reads), in the same loop.
+// Options: --sizes=50000,1000000 --reps=5 --steps=5000 --baseline=<path>
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -200,7 +202,11 @@ function timeProcess(args: readonly string[], env: NodeJS.ProcessEnv, cwd: strin
 }
 
 /** Part 2: cold `rein run --continue` of generated sessions against `node -e 0`. */
-async function measureResume(sizes: readonly number[], reps: number): Promise<void> {
+async function measureResume(
+  sizes: readonly number[],
+  reps: number,
+  baseline: string | undefined,
+): Promise<void> {
   console.log(
     `\nCold resume: \`rein run --continue "…"\` on the demo model, one fresh process each, median of ${reps} ` +
       `(wall ms; the node row is \`node -e 0\` measured in the same run):`,
@@ -250,7 +256,8 @@ async function main(): Promise<void> {
   const steps = Number(option('steps', '5000'));
   console.log(`Node ${process.version}; ${new Date().toISOString()}`);
   if (steps > 0) await measureLogSize(steps);
-  if (sizes.length > 0 && sizes[0]! > 0) await measureResume(sizes, reps);
+  const baseline = process.argv.find((arg) => arg.startsWith('--baseline='))?.slice('--baseline='.length);
+  if (sizes.length > 0 && sizes[0]! > 0) await measureResume(sizes, reps, baseline);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

@@ -97,8 +97,9 @@ describe('DiskSessionStore: the file', () => {
     ]);
     expect((await stat(join(root, 'format.jsonl'))).mode & 0o777).toBe(0o600);
     expect((await stat(root)).mode & 0o777).toBe(0o700);
-    // No lock or temporary file is left behind.
-    expect(await readdir(root)).toEqual(['format.jsonl']);
+    // No lock or temporary file is left behind; the listing cache holds one entry.
+    expect((await readdir(root)).sort()).toEqual(['.summaries', 'format.jsonl']);
+    expect(await readdir(join(root, '.summaries'))).toEqual(['format.json']);
   });
 
   it('makes the log durable at each checkpoint: a tool body already finds its call on disk', async () => {

@@ -336,9 +336,9 @@ export class CompactLogCodec implements SessionLineEncoder {
           return 'a bad block start';
         return { type: 'block-start', index: data[0], blockType: data[1] };
       case blockEndKind: {
-        const built = isCount(data) ? this.#state.builtBlock(data) : undefined;
-        if (built === undefined) return 'a block end without its deltas';
-        return { type: 'block-end', index: data, block: JSON.parse(built) as unknown };
+        const block = isCount(data) ? this.#state.builtBlockValue(data) : undefined;
+        if (block === undefined) return 'a block end without its deltas';
+        return { type: 'block-end', index: data, block };
       }
       case toolCallStartKind:
         if (!Array.isArray(data) || data.length !== 3 || this.#state.runStart < 0)

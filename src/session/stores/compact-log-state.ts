@@ -44,13 +44,19 @@ export class CompactLogState {
 
   /** The JSON of the block that the run's deltas of this index built, if they built one. */
   builtBlock(index: number): string | undefined {
+    const block = this.builtBlockValue(index);
+    return block === undefined ? undefined : JSON.stringify(block);
+  }
+
+  /** The block that the run's deltas of this index built (a fresh object), if they built one. */
+  builtBlockValue(index: number): Shape | undefined {
     const build = this.builds.get(index);
     if (build === undefined || this.runStart < 0) return undefined;
     if (build.kind === 'tool-call') {
       if (typeof build.id !== 'string' || typeof build.name !== 'string') return undefined;
-      return JSON.stringify({ type: 'tool-call', id: build.id, name: build.name, arguments: build.text });
+      return { type: 'tool-call', id: build.id, name: build.name, arguments: build.text };
     }
-    return JSON.stringify({ type: build.kind, text: build.text });
+    return { type: build.kind, text: build.text };
   }
 
   /** Advances the shared state past a whole event (the same on both sides). */

@@ -8,14 +8,15 @@ import { SessionError } from '../session-error.ts';
 import type { AnySessionEvent } from '../session-event.ts';
 import { forkStoredSession } from '../session-fork.ts';
 import type { PricingLookup, SessionForkOptions, SessionStore, SessionSummary } from '../session-store.ts';
-import { summarizeSession } from '../session-summary.ts';
+import { priceTally, summarizeSession, tallySession } from '../session-summary.ts';
+import { SessionSummaryCache } from './session-summary-cache.ts';
 import { SessionFileWriter } from './session-file-writer.ts';
 import { linkIntoPlace } from './link-into-place.ts';
 import { parseTransferredLog } from './session-log-transfer.ts';
 import type { SessionDurability } from './session-file-writer.ts';
 import { ioError, isCode } from './session-io-error.ts';
 import { SessionLock, SessionLockedError, readSessionLockHolder } from './session-lock.ts';
-import type { ParsedSessionLog } from './session-log-format.ts';
+import type { ParsedSessionLog, SessionLogFormat } from './session-log-format.ts';
 import {
   compactLogFormat,
   encodeHeaderLine,
@@ -44,6 +45,8 @@ interface LiveEntry {
   session: Session;
   writer: SessionFileWriter;
   lock: SessionLock;
+  /** The file format of its log (a format 0 file keeps its format). */
+  format: SessionLogFormat;
 }
 
 // Ids become file names: no separators, no leading dot, a bounded length.
@@ -63,6 +66,7 @@ export class DiskSessionStore implements SessionStore {
   readonly #durability: SessionDurability | undefined;
   readonly #live = new Map<string, LiveEntry>();
   readonly #summaries = new Map<string, { size: number; modified: number; summary: SessionSummary }>();
+  readonly #summaryCache: SessionSummaryCache;
   #hooks: HookBus | undefined;
 
   constructor(options: DiskSessionStoreOptions) {
@@ -70,6 +74,7 @@ export class DiskSessionStore implements SessionStore {
       throw new SessionError('SESSION_IO', 'DiskSessionStore needs a root directory');
     }
     this.root = options.root;
+    this.#summaryCache = new SessionSummaryCache(options.root);
     this.#batchWindowMs = options.batchWindowMs;
     this.#pricing = options.pricing;
     this.#onDurable = options.onDurable;
@@ -130,7 +135,7 @@ export class DiskSessionStore implements SessionStore {
       await lock.release();
       throw error;
     }
-    this.#live.set(header.id, { session, writer, lock });
+    this.#live.set(header.id, { session, writer, lock, format: compactLogFormat });
     return session;
   }
 
@@ -141,8 +146,10 @@ export class DiskSessionStore implements SessionStore {
     const lock = await this.#lock(id);
     const writer = this.#writer(id, path);
     let session: Session | undefined;
+    let format: SessionLogFormat;
     try {
       const parsed = await this.#parse(id, path, false);
+      format = parsed.format;
       const repaired = repairInterruptedTail(parsed.events);
       // The parsed events are this store's own: the session adopts them instead of copying them again.
       session = this.#construct(parsed.header, repaired, writer, true);
@@ -160,7 +167,7 @@ export class DiskSessionStore implements SessionStore {
       await lock.release();
       throw error;
     }
-    this.#live.set(id, { session, writer, lock });
+    this.#live.set(id, { session, writer, lock, format });
     return session;
   }
 
@@ -206,6 +213,7 @@ export class DiskSessionStore implements SessionStore {
       await lock.release();
     }
     this.#summaries.delete(id);
+    await this.#summaryCache.remove(id);
   }
 
   async fork(id: string, options: SessionForkOptions = {}): Promise<SessionHeader> {
@@ -229,9 +237,27 @@ export class DiskSessionStore implements SessionStore {
     this.#live.delete(session.id);
     try {
       await live.writer.close();
+      // The log is complete now: its listing row is cached against the file as it stands, so the next
+      // listing (`rein run --continue` lists first) does not parse the whole log again.
+      await this.#cacheTally(session, live.format);
     } finally {
       await live.lock.release();
     }
+  }
+
+  async #cacheTally(session: Session, format: SessionLogFormat): Promise<void> {
+    let info: { size: number; mtimeMs: number };
+    try {
+      info = await stat(this.pathOf(session.id));
+    } catch {
+      // The file went away (deleted by hand): there is nothing to cache.
+      return;
+    }
+    const stamp = { size: info.size, mtimeMs: info.mtimeMs };
+    await this.#summaryCache.put(session.id, stamp, {
+      format,
+      tally: tallySession(session.header, session.log),
+    });
   }
 
   async exportLog(id: string): Promise<string> {
@@ -280,7 +306,7 @@ export class DiskSessionStore implements SessionStore {
 
   async #summary(id: string): Promise<SessionSummary | undefined> {
     const live = this.#live.get(id);
-    if (live !== undefined) return summarizeSession(live.session.header, live.session.events, this.#pricing);
+    if (live !== undefined) return summarizeSession(live.session.header, live.session.log, this.#pricing);
     const path = join(this.root, `${id}.jsonl`);
     try {
       const info = await stat(path);
@@ -288,10 +314,29 @@ export class DiskSessionStore implements SessionStore {
       if (cached !== undefined && cached.size === info.size && cached.modified === info.mtimeMs) {
         return cached.summary;
       }
-      const parsed = await this.#parse(id, path, true);
-      const summary = summarizeSession(parsed.header, parsed.events, this.#pricing);
-      if (parsed.corrupt !== undefined)
-        summary.corrupt = { line: parsed.corrupt.line, offset: parsed.corrupt.offset };
+      const stamp = { size: info.size, mtimeMs: info.mtimeMs };
+      const durable = await this.#summaryCache.get(id, stamp);
+      let summary: SessionSummary;
+      if (durable !== undefined) {
+        summary = priceTally(durable.tally, this.#pricing);
+        if (durable.corrupt !== undefined) summary.corrupt = durable.corrupt;
+      } else {
+        const parsed = await this.#parse(id, path, true);
+        const tally = tallySession(parsed.header, parsed.events);
+        summary = priceTally(tally, this.#pricing);
+        const corrupt =
+          parsed.corrupt === undefined
+            ? undefined
+            : { line: parsed.corrupt.line, offset: parsed.corrupt.offset };
+        if (corrupt !== undefined) summary.corrupt = corrupt;
+        await this.#summaryCache.put(
+          id,
+          stamp,
+          corrupt === undefined
+            ? { format: parsed.format, tally }
+            : { format: parsed.format, tally, corrupt },
+        );
+      }
       this.#summaries.set(id, { size: info.size, modified: info.mtimeMs, summary });
       return summary;
     } catch (error) {

@@ -1,5 +1,4 @@
-import pg from 'pg';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { HookBus } from '../../hooks/index.ts';
 import { repairInterruptedTail } from '../crash-repair.ts';
 import { Session } from '../session.ts';
@@ -126,6 +125,8 @@ export class PostgresSessionStore implements SessionStore {
         `the lease must be a whole number of milliseconds ≥ 100, not ${leaseMs}`,
       );
     }
+    // The client loads only when a PostgreSQL store is used: every CLI start would pay for it otherwise.
+    const { default: pg } = await import('pg');
     const pool = new pg.Pool({
       connectionString: parsed.connectionString,
       max: options.poolSize ?? 10,
@@ -351,7 +352,7 @@ export class PostgresSessionStore implements SessionStore {
 
   /** Runs one query on a pooled connection (for doctor checks and tools); failures as SessionError. */
   async query<Row extends object>(text: string, values: unknown[] = []): Promise<Row[]> {
-    return this.#query(async () => (await this.#pool.query<Row & pg.QueryResultRow>(text, values)).rows);
+    return this.#query(async () => (await this.#pool.query<Row & QueryResultRow>(text, values)).rows);
   }
 
   async #summary(id: string, eventCount: number): Promise<SessionSummary | undefined> {
