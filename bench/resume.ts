@@ -191,17 +191,36 @@ export async function generateSession(root: string, cwd: string, count: number):
   return events;
 }
 
-/** One fresh process; its wall time in ms (it must exit 0). */
-function timeProcess(args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): number {
+/** CPU ms of this process's waited-for children so far (Linux: /proc/self/stat cutime + cstime). */
+function childrenCpuMs(): number {
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+  // After the ") " the fields start at the third (state): cutime and cstime are the 16th and 17th.
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
+interface Timing {
+  wall: number;
+  cpu: number;
+}
+
+/** One fresh process; its wall and CPU time in ms (it must exit 0). */
+function timeProcess(args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Timing {
+  const cpuBefore = childrenCpuMs();
   const start = performance.now();
   const child = spawnSync(process.execPath, args, { env, cwd, encoding: 'utf8' });
   const wall = performance.now() - start;
   if (child.status !== 0)
     throw new Error(`${args.join(' ')} failed (${child.status}): ${child.stderr}${child.stdout}`);
-  return wall;
+  return { wall, cpu: childrenCpuMs() - cpuBefore };
 }
 
-/** Part 2: cold `rein run --continue` of generated sessions against `node -e 0`. */
+function figures(runs: readonly Timing[]): string {
+  const wall = median(runs.map((run) => run.wall));
+  const cpu = median(runs.map((run) => run.cpu));
+  return `${wall.toFixed(0).padStart(6)} ms wall ${cpu.toFixed(0).padStart(6)} ms CPU`;
+}
+
+/** Part 2: cold `rein run --continue` of generated sessions against `node -e 0` (and a baseline Rein). */
 async function measureResume(
   sizes: readonly number[],
   reps: number,
@@ -209,7 +228,7 @@ async function measureResume(
 ): Promise<void> {
   console.log(
     `\nCold resume: \`rein run --continue "…"\` on the demo model, one fresh process each, median of ${reps} ` +
-      `(wall ms; the node row is \`node -e 0\` measured in the same run):`,
+      `(the same loop runs \`node -e 0\`${baseline === undefined ? '' : ' and the baseline Rein'}):`,
   );
   for (const size of sizes) {
     const home = mkdtempSync(join(tmpdir(), 'rein-bench-resume-'));
@@ -223,27 +242,33 @@ async function measureResume(
       const buildSeconds = (performance.now() - built) / 1000;
       const env: NodeJS.ProcessEnv = { ...process.env, REIN_HOME: home, REIN_STORE: 'disk', NO_COLOR: '1' };
       for (const key of Object.keys(env)) if (key.endsWith('_API_KEY')) delete env[key];
-      // One untimed run warms the file cache the way a user's second look at a session finds it.
-      timeProcess([rein, 'run', '--model', 'demo/running-example', '--continue', 'warm up'], env, cwd);
-      const node: number[] = [];
-      const resume: number[] = [];
+      // The baseline reads only full envelopes (format 0): the same session, exported, in a home of its own.
+      const oldEnv: NodeJS.ProcessEnv = { ...env, REIN_HOME: join(home, 'baseline') };
+      if (baseline !== undefined) {
+        const text = await new DiskSessionStore({ root }).exportLog('long');
+        mkdirSync(join(home, 'baseline', 'sessions'), { recursive: true, mode: 0o700 });
+        writeFileSync(join(home, 'baseline', 'sessions', 'long.jsonl'), text, { mode: 0o600 });
+      }
+      const run = (binary: string, prompt: string, runEnv: NodeJS.ProcessEnv): Timing =>
+        timeProcess([binary, 'run', '--model', 'demo/running-example', '--continue', prompt], runEnv, cwd);
+      // One untimed run each warms the file cache the way a user's second look at a session finds it
+      // (and takes the compaction the demo's first turn on this long history triggers).
+      run(rein, 'warm up', env);
+      if (baseline !== undefined) run(baseline, 'warm up', oldEnv);
+      const node: Timing[] = [];
+      const resume: Timing[] = [];
+      const old: Timing[] = [];
       for (let rep = 0; rep < reps; rep++) {
         node.push(timeProcess(['-e', '0'], env, cwd));
-        resume.push(
-          timeProcess(
-            [rein, 'run', '--model', 'demo/running-example', '--continue', `summarize turn ${rep}`],
-            env,
-            cwd,
-          ),
-        );
+        resume.push(run(rein, `summarize turn ${rep}`, env));
+        if (baseline !== undefined) old.push(run(baseline, `summarize turn ${rep}`, oldEnv));
       }
-      const nodeMs = median(node);
-      const resumeMs = median(resume);
       console.log(
-        `  ${String(events).padStart(8)} events (${(file / 1e6).toFixed(1)} MB, built in ${buildSeconds.toFixed(1)} s):` +
-          `  rein run --continue ${resumeMs.toFixed(0).padStart(6)} ms   node -e 0 ${nodeMs.toFixed(0).padStart(4)} ms` +
-          `   difference ${(resumeMs - nodeMs).toFixed(0)} ms`,
+        `  ${events} events (${(file / 1e6).toFixed(1)} MB on disk, built in ${buildSeconds.toFixed(1)} s)`,
       );
+      console.log(`    this Rein (format 1)        ${figures(resume)}`);
+      if (baseline !== undefined) console.log(`    baseline Rein (format 0)    ${figures(old)}`);
+      console.log(`    node -e 0                   ${figures(node)}`);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
