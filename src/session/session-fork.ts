@@ -1,8 +1,38 @@
+import { randomUUID } from 'node:crypto';
 import type { UserMessage } from '../llm/index.ts';
 import { messageText } from '../llm/index.ts';
+import { repairInterruptedTail } from './crash-repair.ts';
 import type { SessionHeader } from './session.ts';
 import { SessionError } from './session-error.ts';
 import type { AnySessionEvent } from './session-event.ts';
+import type { SessionForkOptions, SessionStore } from './session-store.ts';
+
+/** The log a store forks from: its header, its events, and whether a writer holds it now. */
+export interface StoredForkSource {
+  parent: Readonly<SessionHeader>;
+  events: readonly AnySessionEvent[];
+  /** True when a live writer (this process or another) holds the log, so its open turn is in progress. */
+  held: boolean;
+}
+
+/**
+ * The fork flow every store shares: a log a writer holds is cut before its open turn; a log nobody
+ * holds may end inside a crashed turn, which is closed (as a resume would) so that the fork keeps it.
+ * The prefix seeds a new session created through `store`, released at once; returns its header.
+ */
+export async function forkStoredSession(
+  store: Pick<SessionStore, 'create' | 'release'>,
+  source: StoredForkSource,
+  options: SessionForkOptions,
+): Promise<SessionHeader> {
+  const events = source.held ? source.events : repairInterruptedTail(source.events);
+  const prefix = forkPrefix(events, options.atTurn);
+  const session = await store.create(forkHeader(source.parent, options.id ?? randomUUID(), prefix), {
+    seed: prefix,
+  });
+  await store.release(session);
+  return { ...session.header };
+}
 
 /**
  * The prefix of a log a fork copies: up to and including `turn/end` of `atTurn`, or by default

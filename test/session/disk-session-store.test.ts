@@ -64,25 +64,42 @@ function lineStarts(bytes: Buffer): number[] {
 }
 
 describe('DiskSessionStore: the file', () => {
-  it('is a header line then one verbatim event per line, 0600 in a 0700 directory', async () => {
+  it('is a header line then one compact line per event (format 1), 0600 in a 0700 directory', async () => {
     const store = new DiskSessionStore({ root });
     const session = await store.create({ id: 'format', cwd: '/project', createdAt: 42 });
     appendTextTurn(session, 'Hello', 'Hi');
     await store.release(session);
-    const lines = (await readFile(join(root, 'format.jsonl'), 'utf8')).split('\n');
+    const text = await readFile(join(root, 'format.jsonl'), 'utf8');
+    const lines = text.split('\n');
     expect(lines.pop()).toBe('');
     expect(JSON.parse(lines[0]!)).toEqual({
       type: 'session',
-      version: 0,
+      version: 1,
       id: 'format',
       cwd: '/project',
       createdAt: 42,
     });
-    expect(lines.slice(1)).toEqual(session.events.map((event) => JSON.stringify(event)));
+    // One JSON value per event line; what loads is what was committed, with the envelope's version 0.
+    expect(lines).toHaveLength(session.length + 1);
+    for (const line of lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
+    const stored = await new DiskSessionStore({ root }).read('format');
+    expect(stored.header).toEqual({ ...session.header });
+    expect(stored.header.version).toBe(0);
+    expect(stored.events.map((event) => JSON.stringify(event))).toEqual(
+      session.events.map((event) => JSON.stringify(event)),
+    );
+    // The export is the full envelope of every event (format 0), as PostgreSQL rows hold them.
+    const exported = await store.exportLog('format');
+    expect(exported.split('\n')).toEqual([
+      JSON.stringify({ type: 'session', ...session.header }),
+      ...session.events.map((event) => JSON.stringify(event)),
+      '',
+    ]);
     expect((await stat(join(root, 'format.jsonl'))).mode & 0o777).toBe(0o600);
     expect((await stat(root)).mode & 0o777).toBe(0o700);
-    // No lock or temporary file is left behind.
-    expect(await readdir(root)).toEqual(['format.jsonl']);
+    // No lock or temporary file is left behind; the listing cache holds one entry.
+    expect((await readdir(root)).sort()).toEqual(['.summaries', 'format.jsonl']);
+    expect(await readdir(join(root, '.summaries'))).toEqual(['format.json']);
   });
 
   it('makes the log durable at each checkpoint: a tool body already finds its call on disk', async () => {
@@ -92,8 +109,14 @@ describe('DiskSessionStore: the file', () => {
         ? ({
             ...tool,
             execute: async (_args: never, context: { session: { id: string } }) => {
-              const text = await readFile(join(root, `${context.session.id}.jsonl`), 'utf8');
-              seenOnDisk.push(text.includes('"type":"tool/call"') && text.includes('"callId":"call_1"'));
+              // Reads never lock: this is what another process would find in the file now.
+              const { events } = await new DiskSessionStore({ root }).read(context.session.id);
+              seenOnDisk.push(
+                events.some(
+                  (event) =>
+                    event.type === 'tool/call' && (event.data as { callId: string }).callId === 'call_1',
+                ),
+              );
               return 'ok';
             },
           } as unknown as typeof tool)
@@ -164,7 +187,7 @@ describe('DiskSessionStore: loading damaged logs', () => {
     const starts = lineStarts(bytes);
     // Break the 6th event (line 7) in the middle of the file.
     const damaged = Buffer.from(bytes);
-    damaged[starts[6]! + 1] = 0x78; // '{"type"…' becomes '{xtype"…'
+    damaged[starts[6]! + 1] = 0x78; // the line's second byte becomes 'x': no longer JSON
     await writeFile(path, damaged);
     const store = new DiskSessionStore({ root });
     for (const attempt of [store.read('bad'), store.open('bad')]) {
@@ -186,8 +209,11 @@ describe('DiskSessionStore: loading damaged logs', () => {
     const fork = await store.fork('bad', { salvage: true, id: 'bad-salvaged' });
     expect(fork).toMatchObject({ parentSession: 'bad', origin: 'fork' });
     const salvaged = await store.open('bad-salvaged');
-    const good = bytes.subarray(starts[1], starts[6]).toString('utf8').trimEnd().split('\n');
-    expect(salvaged.events.slice(0, 5)).toEqual(good.map((line) => JSON.parse(line) as unknown));
+    const intact = (
+      await new DiskSessionStore({ root: join(root, 'intact') }).importLog(bytes.toString('utf8'))
+    ).id;
+    const good = (await new DiskSessionStore({ root: join(root, 'intact') }).read(intact)).events.slice(0, 5);
+    expect(salvaged.events.slice(0, 5)).toEqual(good);
     expect(salvaged.openTurn).toBeUndefined();
     await store.release(salvaged);
     expect((await readFile(path)).equals(damaged)).toBe(true);
@@ -197,7 +223,7 @@ describe('DiskSessionStore: loading damaged logs', () => {
     const store = new DiskSessionStore({ root });
     await mkdir(root, { recursive: true });
     const cases: [string, string, string][] = [
-      ['newer', `{"type":"session","version":1,"id":"newer","createdAt":1}\n`, 'SESSION_VERSION'],
+      ['newer', `{"type":"session","version":2,"id":"newer","createdAt":1}\n`, 'SESSION_VERSION'],
       ['foreign', 'just some notes\nnot json at all\n', 'SESSION_CORRUPT'],
       ['empty', '', 'SESSION_CORRUPT'],
       [

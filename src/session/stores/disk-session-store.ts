@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { mkdir, open as openFile, readFile, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HookBus } from '../../hooks/index.ts';
@@ -7,19 +6,23 @@ import { Session } from '../session.ts';
 import type { SessionHeader } from '../session.ts';
 import { SessionError } from '../session-error.ts';
 import type { AnySessionEvent } from '../session-event.ts';
-import { forkHeader, forkPrefix } from '../session-fork.ts';
+import { forkStoredSession } from '../session-fork.ts';
 import type { PricingLookup, SessionForkOptions, SessionStore, SessionSummary } from '../session-store.ts';
-import { summarizeSession } from '../session-summary.ts';
+import { priceTally, summarizeSession, tallySession } from '../session-summary.ts';
+import { SessionSummaryCache } from './session-summary-cache.ts';
 import { SessionFileWriter } from './session-file-writer.ts';
 import { linkIntoPlace } from './link-into-place.ts';
 import { parseTransferredLog } from './session-log-transfer.ts';
 import type { SessionDurability } from './session-file-writer.ts';
 import { ioError, isCode } from './session-io-error.ts';
 import { SessionLock, SessionLockedError, readSessionLockHolder } from './session-lock.ts';
-import type { ParsedSessionLog } from './session-log-format.ts';
+import type { ParsedSessionLog, SessionLogFormat } from './session-log-format.ts';
 import {
-  encodeEventLine,
+  compactLogFormat,
   encodeHeaderLine,
+  encodeSessionLog,
+  fullEnvelopeFormat,
+  lineEncoder,
   parseSessionLog,
   sessionLogVersion,
 } from './session-log-format.ts';
@@ -42,6 +45,8 @@ interface LiveEntry {
   session: Session;
   writer: SessionFileWriter;
   lock: SessionLock;
+  /** The file format of its log (a format 0 file keeps its format). */
+  format: SessionLogFormat;
 }
 
 // Ids become file names: no separators, no leading dot, a bounded length.
@@ -61,6 +66,7 @@ export class DiskSessionStore implements SessionStore {
   readonly #durability: SessionDurability | undefined;
   readonly #live = new Map<string, LiveEntry>();
   readonly #summaries = new Map<string, { size: number; modified: number; summary: SessionSummary }>();
+  readonly #summaryCache: SessionSummaryCache;
   #hooks: HookBus | undefined;
 
   constructor(options: DiskSessionStoreOptions) {
@@ -68,6 +74,7 @@ export class DiskSessionStore implements SessionStore {
       throw new SessionError('SESSION_IO', 'DiskSessionStore needs a root directory');
     }
     this.root = options.root;
+    this.#summaryCache = new SessionSummaryCache(options.root);
     this.#batchWindowMs = options.batchWindowMs;
     this.#pricing = options.pricing;
     this.#onDurable = options.onDurable;
@@ -107,8 +114,11 @@ export class DiskSessionStore implements SessionStore {
       // Constructing first validates the seed before anything touches the disk; the writer buffers.
       session = this.#construct(fullHeader, options.seed, writer);
       const seed = options.seed ?? [];
-      let initial = encodeHeaderLine(fullHeader);
-      for (const event of session.log.slice(0, seed.length)) initial += encodeEventLine(event);
+      const encoder = lineEncoder(compactLogFormat, fullHeader.createdAt);
+      let initial = encodeHeaderLine(fullHeader, compactLogFormat);
+      for (const event of session.log.slice(0, seed.length)) initial += encoder.encode(event);
+      // What the session appended while it was built (its end-seed marker) follows the seed.
+      writer.encodeWith(encoder);
       try {
         await writer.create(initial, seed.length);
       } catch (error) {
@@ -125,7 +135,7 @@ export class DiskSessionStore implements SessionStore {
       await lock.release();
       throw error;
     }
-    this.#live.set(header.id, { session, writer, lock });
+    this.#live.set(header.id, { session, writer, lock, format: compactLogFormat });
     return session;
   }
 
@@ -136,13 +146,18 @@ export class DiskSessionStore implements SessionStore {
     const lock = await this.#lock(id);
     const writer = this.#writer(id, path);
     let session: Session | undefined;
+    let format: SessionLogFormat;
     try {
       const parsed = await this.#parse(id, path, false);
+      format = parsed.format;
       const repaired = repairInterruptedTail(parsed.events);
       // The parsed events are this store's own: the session adopts them instead of copying them again.
       session = this.#construct(parsed.header, repaired, writer, true);
+      // The closers as the session committed them (its own envelope order), in the file's format.
       let closers = '';
-      for (const event of repaired.slice(parsed.events.length)) closers += encodeEventLine(event);
+      for (const event of session.log.slice(parsed.events.length, repaired.length))
+        closers += parsed.encoder.encode(event);
+      writer.encodeWith(parsed.encoder);
       await writer.resume(parsed.completeBytes, parsed.tornBytes, closers, repaired.length);
     } catch (error) {
       session?.close();
@@ -152,7 +167,7 @@ export class DiskSessionStore implements SessionStore {
       await lock.release();
       throw error;
     }
-    this.#live.set(id, { session, writer, lock });
+    this.#live.set(id, { session, writer, lock, format });
     return session;
   }
 
@@ -198,30 +213,21 @@ export class DiskSessionStore implements SessionStore {
       await lock.release();
     }
     this.#summaries.delete(id);
+    await this.#summaryCache.remove(id);
   }
 
   async fork(id: string, options: SessionForkOptions = {}): Promise<SessionHeader> {
     const path = this.pathOf(id);
     const live = this.#live.get(id);
-    let parent: Readonly<SessionHeader>;
-    let events: readonly AnySessionEvent[];
-    if (live !== undefined) {
-      parent = live.session.header;
-      events = live.session.events;
-    } else {
-      const parsed = await this.#parse(id, path, options.salvage === true);
-      parent = parsed.header;
-      // A log another live process writes is cut before its open turn; a log nobody holds may end
-      // inside a crashed turn, which is closed (as a resume would) so that the fork keeps it.
-      const heldElsewhere = (await readSessionLockHolder(join(this.root, `${id}.lock`))) !== undefined;
-      events = heldElsewhere ? parsed.events : repairInterruptedTail(parsed.events);
-    }
-    const prefix = forkPrefix(events, options.atTurn);
-    const session = await this.create(forkHeader(parent, options.id ?? randomUUID(), prefix), {
-      seed: prefix,
-    });
-    await this.release(session);
-    return { ...session.header };
+    if (live !== undefined)
+      return forkStoredSession(
+        this,
+        { parent: live.session.header, events: live.session.events, held: true },
+        options,
+      );
+    const parsed = await this.#parse(id, path, options.salvage === true);
+    const held = (await readSessionLockHolder(join(this.root, `${id}.lock`))) !== undefined;
+    return forkStoredSession(this, { parent: parsed.header, events: parsed.events, held }, options);
   }
 
   async release(session: Session): Promise<void> {
@@ -231,9 +237,27 @@ export class DiskSessionStore implements SessionStore {
     this.#live.delete(session.id);
     try {
       await live.writer.close();
+      // The log is complete now: its listing row is cached against the file as it stands, so the next
+      // listing (`rein run --continue` lists first) does not parse the whole log again.
+      await this.#cacheTally(session, live.format);
     } finally {
       await live.lock.release();
     }
+  }
+
+  async #cacheTally(session: Session, format: SessionLogFormat): Promise<void> {
+    let info: { size: number; mtimeMs: number };
+    try {
+      info = await stat(this.pathOf(session.id));
+    } catch {
+      // The file went away (deleted by hand): there is nothing to cache.
+      return;
+    }
+    const stamp = { size: info.size, mtimeMs: info.mtimeMs };
+    await this.#summaryCache.put(session.id, stamp, {
+      format,
+      tally: tallySession(session.header, session.log),
+    });
   }
 
   async exportLog(id: string): Promise<string> {
@@ -246,7 +270,9 @@ export class DiskSessionStore implements SessionStore {
       throw ioError(path, error);
     }
     const parsed = parseSessionLog(bytes, { id, path });
-    return bytes.toString('utf8', 0, parsed.completeBytes);
+    // Exports are full envelopes (format 0), whatever the file's format: what every store reads.
+    if (parsed.format === fullEnvelopeFormat) return bytes.toString('utf8', 0, parsed.completeBytes);
+    return encodeSessionLog(parsed.header, parsed.events, fullEnvelopeFormat);
   }
 
   async importLog(text: string, source = 'the imported log'): Promise<SessionHeader> {
@@ -256,7 +282,9 @@ export class DiskSessionStore implements SessionStore {
     if (this.#live.has(parsed.header.id))
       throw new SessionError('SESSION_EXISTS', `session ${parsed.header.id} already exists`);
     try {
-      await linkIntoPlace(path, parsed.text, { sync: true });
+      await linkIntoPlace(path, encodeSessionLog(parsed.header, parsed.events, compactLogFormat), {
+        sync: true,
+      });
       await syncDirectory(this.root);
     } catch (error) {
       if (isCode(error, 'EEXIST'))
@@ -278,7 +306,7 @@ export class DiskSessionStore implements SessionStore {
 
   async #summary(id: string): Promise<SessionSummary | undefined> {
     const live = this.#live.get(id);
-    if (live !== undefined) return summarizeSession(live.session.header, live.session.events, this.#pricing);
+    if (live !== undefined) return summarizeSession(live.session.header, live.session.log, this.#pricing);
     const path = join(this.root, `${id}.jsonl`);
     try {
       const info = await stat(path);
@@ -286,10 +314,29 @@ export class DiskSessionStore implements SessionStore {
       if (cached !== undefined && cached.size === info.size && cached.modified === info.mtimeMs) {
         return cached.summary;
       }
-      const parsed = await this.#parse(id, path, true);
-      const summary = summarizeSession(parsed.header, parsed.events, this.#pricing);
-      if (parsed.corrupt !== undefined)
-        summary.corrupt = { line: parsed.corrupt.line, offset: parsed.corrupt.offset };
+      const stamp = { size: info.size, mtimeMs: info.mtimeMs };
+      const durable = await this.#summaryCache.get(id, stamp);
+      let summary: SessionSummary;
+      if (durable !== undefined) {
+        summary = priceTally(durable.tally, this.#pricing);
+        if (durable.corrupt !== undefined) summary.corrupt = durable.corrupt;
+      } else {
+        const parsed = await this.#parse(id, path, true);
+        const tally = tallySession(parsed.header, parsed.events);
+        summary = priceTally(tally, this.#pricing);
+        const corrupt =
+          parsed.corrupt === undefined
+            ? undefined
+            : { line: parsed.corrupt.line, offset: parsed.corrupt.offset };
+        if (corrupt !== undefined) summary.corrupt = corrupt;
+        await this.#summaryCache.put(
+          id,
+          stamp,
+          corrupt === undefined
+            ? { format: parsed.format, tally }
+            : { format: parsed.format, tally, corrupt },
+        );
+      }
       this.#summaries.set(id, { size: info.size, modified: info.mtimeMs, summary });
       return summary;
     } catch (error) {

@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { HookBus } from '../../hooks/index.ts';
 import { Session } from '../session.ts';
 import type { SessionHeader } from '../session.ts';
 import { SessionError } from '../session-error.ts';
 import type { AnySessionEvent } from '../session-event.ts';
 import type { PricingLookup, SessionForkOptions, SessionStore, SessionSummary } from '../session-store.ts';
-import { forkHeader, forkPrefix } from '../session-fork.ts';
+import { forkStoredSession } from '../session-fork.ts';
 import { summarizeSession } from '../session-summary.ts';
 import { repairInterruptedTail } from '../crash-repair.ts';
 
@@ -83,14 +82,8 @@ export class MemorySessionStore implements SessionStore {
   async fork(id: string, options: SessionForkOptions = {}): Promise<SessionHeader> {
     await Promise.resolve();
     const entry = this.#entry(id);
-    const live = entry.live !== undefined && !entry.live.closed;
-    // A stored log may end inside a crashed turn: close it (as a resume would) so the fork keeps it.
-    const events = live ? entry.log.events : repairInterruptedTail(entry.log.events);
-    const prefix = forkPrefix(events, options.atTurn);
-    const header = forkHeader(entry.header, options.id ?? randomUUID(), prefix);
-    const session = await this.create(header, { seed: prefix });
-    await this.release(session);
-    return { ...session.header };
+    const held = entry.live !== undefined && !entry.live.closed;
+    return forkStoredSession(this, { parent: entry.header, events: entry.log.events, held }, options);
   }
 
   async release(session: Session): Promise<void> {

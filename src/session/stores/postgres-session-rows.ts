@@ -28,3 +28,20 @@ export async function insertSessionRows(db: Queryable, schema: string, rows: New
     [rows.id, rows.lines],
   );
 }
+
+/** A stored session as JSONL text (its header line, then its event lines in seq order), or undefined. */
+export async function selectSessionLogText(
+  db: Queryable,
+  schema: string,
+  id: string,
+): Promise<string | undefined> {
+  const result = await db.query<{ header: string; body: string | null }>(
+    `select header, (select string_agg(line, E'\\n' order by seq) from ${schema}.events
+       where session_id = $1) as body
+     from ${schema}.sessions where id = $1`,
+    [id],
+  );
+  const row = result.rows[0];
+  if (row === undefined) return undefined;
+  return row.body === null ? `${row.header}\n` : `${row.header}\n${row.body}\n`;
+}

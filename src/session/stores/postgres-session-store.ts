@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { HookBus } from '../../hooks/index.ts';
 import { repairInterruptedTail } from '../crash-repair.ts';
@@ -6,7 +5,7 @@ import { Session } from '../session.ts';
 import type { SessionHeader, SessionPersistence } from '../session.ts';
 import { SessionError } from '../session-error.ts';
 import type { AnySessionEvent } from '../session-event.ts';
-import { forkHeader, forkPrefix } from '../session-fork.ts';
+import { forkStoredSession } from '../session-fork.ts';
 import type {
   PricingLookup,
   SessionFollowOptions,
@@ -21,7 +20,8 @@ import { acquireLease, leaseHolderOf, releaseLease } from './postgres-lease.ts';
 import type { PostgresLease } from './postgres-lease.ts';
 import { ensurePostgresSchema } from './postgres-schema.ts';
 import type { PostgresSchemaState } from './postgres-schema.ts';
-import { insertSessionRows } from './postgres-session-rows.ts';
+import { insertSessionRows, selectSessionLogText } from './postgres-session-rows.ts';
+import { runInTransaction } from './postgres-transaction.ts';
 import { PostgresSessionWriter } from './postgres-session-writer.ts';
 import type { SessionDurability } from './session-file-writer.ts';
 import { SessionLockedError } from './session-lock.ts';
@@ -211,7 +211,8 @@ export class PostgresSessionStore implements SessionStore {
       writer = this.#writer(lease, parsed.events.length);
       // The parsed events are this store's own: the session adopts them instead of copying them again.
       session = this.#construct(parsed.header, repaired, writer, true);
-      const closers = repaired.slice(parsed.events.length);
+      // The closers as the session committed them (its own envelope order), as on disk.
+      const closers = session.log.slice(parsed.events.length, repaired.length);
       await writer.resume(
         closers.map((event) => encodeEventLine(event).slice(0, -1)),
         closers.at(-1)?.time ?? 0,
@@ -270,25 +271,15 @@ export class PostgresSessionStore implements SessionStore {
   async fork(id: string, options: SessionForkOptions = {}): Promise<SessionHeader> {
     checkId(id);
     const live = this.#live.get(id);
-    let parent: Readonly<SessionHeader>;
-    let events: readonly AnySessionEvent[];
-    if (live !== undefined) {
-      parent = live.session.header;
-      events = live.session.events;
-    } else {
-      const parsed = await this.#parse(id, options.salvage === true);
-      parent = parsed.header;
-      // A log another server writes is cut before its open turn; a log nobody holds may end inside a
-      // crashed turn, which is closed (as a resume would) so that the fork keeps it.
-      const heldElsewhere = (await this.holderOf(id)) !== undefined;
-      events = heldElsewhere ? parsed.events : repairInterruptedTail(parsed.events);
-    }
-    const prefix = forkPrefix(events, options.atTurn);
-    const session = await this.create(forkHeader(parent, options.id ?? randomUUID(), prefix), {
-      seed: prefix,
-    });
-    await this.release(session);
-    return { ...session.header };
+    if (live !== undefined)
+      return forkStoredSession(
+        this,
+        { parent: live.session.header, events: live.session.events, held: true },
+        options,
+      );
+    const parsed = await this.#parse(id, options.salvage === true);
+    const held = (await this.holderOf(id)) !== undefined;
+    return forkStoredSession(this, { parent: parsed.header, events: parsed.events, held }, options);
   }
 
   async release(session: Session): Promise<void> {
@@ -318,8 +309,7 @@ export class PostgresSessionStore implements SessionStore {
 
   async exportLog(id: string): Promise<string> {
     checkId(id);
-    const row = await this.#rawLog(id);
-    return row.body === null ? `${row.header}\n` : `${row.header}\n${row.body}\n`;
+    return this.#logText(id);
   }
 
   async importLog(text: string, source = 'the imported log'): Promise<SessionHeader> {
@@ -331,7 +321,7 @@ export class PostgresSessionStore implements SessionStore {
     await this.#transaction((client) =>
       insertSessionRows(client, this.schema, {
         id: header.id,
-        headerLine: parsed.text.slice(0, parsed.text.indexOf('\n')),
+        headerLine: parsed.headerLine,
         createdAt: header.createdAt,
         updatedAt: events.at(-1)?.time ?? header.createdAt,
         lines,
@@ -386,8 +376,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async #parse(id: string, salvage: boolean): Promise<ParsedSessionLog> {
-    const row = await this.#rawLog(id);
-    const text = row.body === null ? `${row.header}\n` : `${row.header}\n${row.body}\n`;
+    const text = await this.#logText(id);
     // The rows are the disk format's lines: the disk parser validates them the same way.
     return parseSessionLog(Buffer.from(text, 'utf8'), {
       id,
@@ -396,20 +385,10 @@ export class PostgresSessionStore implements SessionStore {
     });
   }
 
-  async #rawLog(id: string): Promise<{ header: string; body: string | null }> {
-    const row = await this.#query(
-      async () =>
-        (
-          await this.#pool.query<{ header: string; body: string | null }>(
-            `select header, (select string_agg(line, E'\\n' order by seq) from ${this.schema}.events
-               where session_id = $1) as body
-             from ${this.schema}.sessions where id = $1`,
-            [id],
-          )
-        ).rows[0],
-    );
-    if (row === undefined) throw notFound(id, this.where);
-    return row;
+  async #logText(id: string): Promise<string> {
+    const text = await this.#query(() => selectSessionLogText(this.#pool, this.schema, id));
+    if (text === undefined) throw notFound(id, this.where);
+    return text;
   }
 
   async #assertExists(id: string): Promise<void> {
@@ -435,28 +414,8 @@ export class PostgresSessionStore implements SessionStore {
     }
   }
 
-  async #transaction<T>(run: (client: PoolClient) => Promise<T>): Promise<T> {
-    let client: PoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (error) {
-      throw storeError(error, this.where);
-    }
-    let broken = false;
-    try {
-      await client.query('begin');
-      const result = await run(client);
-      await client.query('commit');
-      return result;
-    } catch (error) {
-      await client.query('rollback').catch(() => {
-        // The connection broke; the server rolls the transaction back on its own.
-        broken = true;
-      });
-      throw storeError(error, this.where);
-    } finally {
-      client.release(broken);
-    }
+  #transaction<T>(run: (client: PoolClient) => Promise<T>): Promise<T> {
+    return runInTransaction(this.#pool, this.where, run);
   }
 
   #writer(lease: PostgresLease, storedEvents: number): PostgresSessionWriter {

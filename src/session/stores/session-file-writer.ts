@@ -5,7 +5,8 @@ import { dirname } from 'node:path';
 import type { CheckpointReason, SessionPersistence } from '../session.ts';
 import type { AnySessionEvent } from '../session-event.ts';
 import { linkIntoPlace } from './link-into-place.ts';
-import { encodeEventLine } from './session-log-format.ts';
+import { fullEnvelopeEncoder } from './compact-log-codec.ts';
+import type { SessionLineEncoder } from './compact-log-codec.ts';
 import { ioError } from './session-io-error.ts';
 
 /** Options of a session file writer. */
@@ -54,6 +55,9 @@ export class SessionFileWriter implements SessionPersistence {
   #queued = 0;
   #failure: Error | undefined;
   #closed = false;
+  // Events written before the file's format is known (the session's own first appends) wait here.
+  #encoder: SessionLineEncoder | undefined;
+  readonly #early: AnySessionEvent[] = [];
 
   constructor(options: SessionFileWriterOptions) {
     this.path = options.path;
@@ -97,6 +101,15 @@ export class SessionFileWriter implements SessionPersistence {
     });
   }
 
+  /**
+   * Encodes writes with `encoder` (the file's format, continuing its state past the initial content),
+   * starting with those that came before it. Until then writes wait unencoded.
+   */
+  encodeWith(encoder: SessionLineEncoder = fullEnvelopeEncoder): void {
+    this.#encoder = encoder;
+    for (const event of this.#early.splice(0)) this.write(event);
+  }
+
   /** The number of events known to be on disk. */
   get durableEvents(): number {
     return this.#syncedEvents;
@@ -104,7 +117,11 @@ export class SessionFileWriter implements SessionPersistence {
 
   write(event: AnySessionEvent): void {
     if (this.#failure !== undefined || this.#closed) return;
-    const line = encodeEventLine(event);
+    if (this.#encoder === undefined) {
+      this.#early.push(event);
+      return;
+    }
+    const line = this.#encoder.encode(event);
     this.#pending.push(line);
     this.#pendingBytes += line.length;
     this.#pendingEvents++;

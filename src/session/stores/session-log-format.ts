@@ -2,9 +2,17 @@ import type { SessionHeader } from '../session.ts';
 import { SessionError } from '../session-error.ts';
 import type { AnySessionEvent } from '../session-event.ts';
 import { isKnownSessionEventType } from '../session-event.ts';
+import { CompactLogCodec, fullEnvelopeEncoder } from './compact-log-codec.ts';
+import type { SessionLineEncoder } from './compact-log-codec.ts';
 
-/** The on-disk format version this code reads and writes. */
+/** The version of the in-memory session header (and of the event envelope), whatever the file format. */
 export const sessionLogVersion = 0;
+/** The file format new disk logs are written in: 1, compact lines (format 0, full envelopes, is still read). */
+export const compactLogFormat = 1;
+/** The file format of full-envelope lines: what older Rein versions wrote, exports and PostgreSQL rows hold. */
+export const fullEnvelopeFormat = 0;
+/** A session file format this code reads. */
+export type SessionLogFormat = typeof fullEnvelopeFormat | typeof compactLogFormat;
 
 /** A stored log that stops being readable before its tail; nothing was changed. */
 export class SessionCorruptError extends SessionError {
@@ -45,16 +53,40 @@ export interface ParsedSessionLog {
   tornBytes: number;
   /** Set only when parsing with `salvage`: where the log stopped being readable. */
   corrupt?: SessionCorruptError;
+  /** The file format the header line names. */
+  format: SessionLogFormat;
+  /** Encodes the events that follow the parsed ones in the same format (appends after a resume). */
+  encoder: SessionLineEncoder;
 }
 
-/** The header line of a new session file. */
-export function encodeHeaderLine(header: SessionHeader): string {
-  return `${JSON.stringify({ type: 'session', ...header })}\n`;
+/** The header line of a session log in `format` (the in-memory header's `version` names the format). */
+export function encodeHeaderLine(
+  header: SessionHeader,
+  format: SessionLogFormat = fullEnvelopeFormat,
+): string {
+  return `${JSON.stringify({ type: 'session', ...header, version: format })}\n`;
 }
 
-/** One event as its verbatim JSONL line. */
+/** One event as its full-envelope JSONL line (format 0). */
 export function encodeEventLine(event: AnySessionEvent): string {
   return `${JSON.stringify(event)}\n`;
+}
+
+/** The encoder of a new log in `format`, for a session created at `createdAt`. */
+export function lineEncoder(format: SessionLogFormat, createdAt: number): SessionLineEncoder {
+  return format === compactLogFormat ? new CompactLogCodec(createdAt) : fullEnvelopeEncoder;
+}
+
+/** A whole log (header and events) as text in `format`. */
+export function encodeSessionLog(
+  header: SessionHeader,
+  events: Iterable<AnySessionEvent>,
+  format: SessionLogFormat,
+): string {
+  const encoder = lineEncoder(format, header.createdAt);
+  let text = encodeHeaderLine(header, format);
+  for (const event of events) text += encoder.encode(event);
+  return text;
 }
 
 const newline = 0x0a;
@@ -80,7 +112,9 @@ export function parseSessionLog(
       `${context.path} is not a Rein session log: it has no complete header line (${bytes.length} bytes)`,
     );
   }
-  const header = parseHeader(bytes.toString('utf8', 0, headerEnd), context);
+  const { header, format } = parseHeader(bytes.toString('utf8', 0, headerEnd), context);
+  const codec = format === compactLogFormat ? new CompactLogCodec(header.createdAt) : undefined;
+  const encoder = codec ?? fullEnvelopeEncoder;
   const events: AnySessionEvent[] = [];
   let line = 1;
   for (let start = headerEnd + 1; start < completeBytes;) {
@@ -93,7 +127,15 @@ export function parseSessionLog(
     } catch {
       problem = 'the line is not valid JSON';
     }
-    if (problem === undefined) problem = checkEvent(value, events.length);
+    if (problem === undefined) {
+      if (codec === undefined) {
+        problem = checkEvent(value, events.length);
+      } else {
+        const decoded = codec.decode(value, checkEvent);
+        if (typeof decoded === 'string') problem = decoded;
+        else value = decoded;
+      }
+    }
     if (problem !== undefined) {
       const error = new SessionCorruptError({
         id: context.id,
@@ -103,7 +145,8 @@ export function parseSessionLog(
         goodEvents: events.length,
         reason: problem,
       });
-      if (context.salvage === true) return { header, events, completeBytes, tornBytes, corrupt: error };
+      if (context.salvage === true)
+        return { header, events, completeBytes, tornBytes, corrupt: error, format, encoder };
       throw error;
     }
     const event = value as AnySessionEvent;
@@ -117,10 +160,13 @@ export function parseSessionLog(
     events.push(event);
     start = end + 1;
   }
-  return { header, events, completeBytes, tornBytes };
+  return { header, events, completeBytes, tornBytes, format, encoder };
 }
 
-function parseHeader(text: string, context: { id: string; path: string }): SessionHeader {
+function parseHeader(
+  text: string,
+  context: { id: string; path: string },
+): { header: SessionHeader; format: SessionLogFormat } {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -130,11 +176,11 @@ function parseHeader(text: string, context: { id: string; path: string }): Sessi
   if (!isRecord(value) || value.type !== 'session') {
     throw new SessionError('SESSION_CORRUPT', `${context.path} is not a Rein session log (bad header line)`);
   }
-  if (value.version !== sessionLogVersion) {
+  if (value.version !== fullEnvelopeFormat && value.version !== compactLogFormat) {
     throw new SessionError(
       'SESSION_VERSION',
       `session ${context.id} (${context.path}) has format version ${JSON.stringify(value.version)}; ` +
-        `this Rein reads version ${sessionLogVersion}. The file was not changed.`,
+        `this Rein reads versions ${fullEnvelopeFormat} and ${compactLogFormat}. The file was not changed.`,
     );
   }
   if (value.id !== context.id || typeof value.createdAt !== 'number') {
@@ -144,7 +190,10 @@ function parseHeader(text: string, context: { id: string; path: string }): Sessi
     );
   }
   const { type: _type, ...header } = value;
-  return header as unknown as SessionHeader;
+  const format = value.version as SessionLogFormat;
+  // In memory a header always has the envelope's version; the format is the file's business.
+  header.version = sessionLogVersion;
+  return { header: header as unknown as SessionHeader, format };
 }
 
 function checkEvent(value: unknown, expectedSeq: number): string | undefined {

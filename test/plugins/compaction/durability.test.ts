@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -33,11 +33,11 @@ describe('compaction on a disk-backed session', () => {
     const result = await compactSession(first, agent);
     expect(result).toMatchObject({ compacted: true });
     // Flushed before compactSession resolved: the file already holds the whole bracket.
-    const lines = (await readFile(join(root, `${agent.id}.jsonl`), 'utf8')).split('\n');
-    const types = lines.flatMap((line) => {
-      const match = /"type":"(compaction\/[a-z]+)"/.exec(line);
-      return match !== null ? [match[1]] : [];
-    });
+    // Read as another process would (reads never lock): what the file holds now.
+    const stored = await new DiskSessionStore({ root }).read(agent.id);
+    const types = stored.events.flatMap((event) =>
+      event.type.startsWith('compaction/') ? [event.type] : [],
+    );
     expect(types).toEqual(['compaction/start', 'compaction/summary', 'compaction/end']);
     const history = agent.session.deriveMessages();
     await first.dispose();

@@ -1,0 +1,466 @@
+import type { AnySessionEvent } from '../session-event.ts';
+import { CompactLogState, hasKeys, isCount, isRun, isShape } from './compact-log-state.ts';
+import type { Shape } from './compact-log-state.ts';
+
+// Format 1's line kinds: a compact line is `[kind, dt, data]` (or `[type, dt, data, extras]` for any other
+// event), where `dt` is the time since the previous event (the header's `createdAt` for the first) and
+// the seq is the line's position. Each kind rebuilds fields a reader already knows from the lines
+// before it. The numbers are part of the format: never renumber, only add.
+/** An `assistant/chunk` of the open step: data is the chunk. */
+const chunkKind = 0;
+/** A text delta continuing the current block index: data is its text. */
+const textDeltaKind = 1;
+/** A reasoning delta continuing the current block index: data is its text. */
+const reasoningDeltaKind = 2;
+/** A block start: data is `[index, blockType]`. */
+const blockStartKind = 3;
+/** A block end whose block is what the step's deltas of that index built: data is the index. */
+const blockEndKind = 4;
+/** A finish chunk whose reason is only a kind: data is the kind. */
+const finishKind = 5;
+/** A `step/start` of the open turn: data is the step. */
+const stepStartKind = 6;
+/** A `step/end` of the open step: data is 0. */
+const stepEndKind = 7;
+/** A `turn/start` of the turn after the last one: data is 0. */
+const turnStartKind = 8;
+/** A `turn/end` of the open turn: data is its reason. */
+const turnEndKind = 9;
+/** An `assistant/message` made of the chunk run before it: data is `[id, source | 0, usage?]`. */
+const replyKind = 10;
+/** A `tool/call` of a tool-call block of the last reply: data is that block's place among its calls. */
+const toolCallKind = 11;
+/** A `tool/result` answering a `tool/call` of the step: data is `[back, id, content, isError, error?]`. */
+const toolResultKind = 12;
+/** A tool-call delta opening the current block index: data is `[id, name, argumentsDelta]`. */
+const toolCallStartKind = 13;
+/** A tool-call delta continuing the current block index: data is its arguments delta. */
+const argumentsDeltaKind = 14;
+const kindCount = 15;
+
+/** Turns events into the lines of one session file, in seq order. */
+export interface SessionLineEncoder {
+  /** The line of the next event (its seq must follow the last one's), newline included. */
+  encode(event: AnySessionEvent): string;
+}
+
+/** Format 0's encoder: every event as its full JSON envelope. */
+export const fullEnvelopeEncoder: SessionLineEncoder = {
+  encode: (event) => `${JSON.stringify(event)}\n`,
+};
+
+/**
+ * Format 1's encoder and decoder in one: both sides keep the same small state (the previous time, the
+ * open turn and step, what the current chunk run built, the last reply's tool calls), updated from each
+ * whole event, so a line can leave out what that state already says. The encoder uses a compact kind
+ * only when the event is exactly what the kind rebuilds (same members, order and values); anything
+ * else is written in the generic compact form, or as the full envelope when even that cannot hold it.
+ */
+
+export class CompactLogCodec implements SessionLineEncoder {
+  readonly #state: CompactLogState;
+
+  constructor(createdAt: number) {
+    this.#state = new CompactLogState(createdAt);
+  }
+
+  /** The seq of the next event. */
+  get length(): number {
+    return this.#state.seq;
+  }
+
+  encode(event: AnySessionEvent): string {
+    const line = this.#compact(event) ?? `${JSON.stringify(event)}\n`;
+    this.#state.observe(event);
+    return line;
+  }
+
+  /**
+   * The event of one parsed line (an array, or a full envelope object checked by `checkEnvelope`); a
+   * string says why the line is not a valid record.
+   */
+  decode(
+    value: unknown,
+    checkEnvelope: (value: unknown, seq: number) => string | undefined,
+  ): AnySessionEvent | string {
+    let event: AnySessionEvent | string;
+    if (Array.isArray(value)) event = this.#expand(value);
+    else {
+      const problem = checkEnvelope(value, this.#state.seq);
+      event = problem ?? (value as AnySessionEvent);
+    }
+    if (typeof event !== 'string') this.#state.observe(event);
+    return event;
+  }
+
+  #compact(event: AnySessionEvent): string | undefined {
+    const time = event.time;
+    const dt = time - this.#state.time;
+    if (event.seq !== this.#state.seq || this.#state.time + dt !== time || !Number.isFinite(dt))
+      return undefined;
+    const type = event.type;
+    const data = event.data as Shape;
+    const plain = isPlainEvent(event);
+    const step = this.#state.openStep;
+    const turn = this.#state.openTurn;
+    if (plain && type === 'assistant/chunk' && step !== undefined) {
+      if (hasKeys(data, chunkDataKeys) && data.turn === turn && data.step === step)
+        return this.#chunkLine(data.chunk as Shape, dt);
+    } else if (
+      plain &&
+      (type === 'step/start' || type === 'step/end') &&
+      hasKeys(data, stepKeys) &&
+      data.turn === turn
+    ) {
+      if (type === 'step/start' && step === undefined && isCount(data.step))
+        return `[${stepStartKind},${dt},${data.step as number}]\n`;
+      if (type === 'step/end' && data.step === step && step !== undefined)
+        return `[${stepEndKind},${dt},0]\n`;
+    } else if (plain && type === 'turn/start' && turn === undefined && hasKeys(data, turnKeys)) {
+      if (data.turn === this.#state.lastTurn + 1) return `[${turnStartKind},${dt},0]\n`;
+    } else if (
+      plain &&
+      type === 'turn/end' &&
+      turn !== undefined &&
+      hasKeys(data, turnEndKeys) &&
+      data.turn === turn
+    ) {
+      return `[${turnEndKind},${dt},${JSON.stringify(data.reason)}]\n`;
+    } else if (type === 'assistant/message' && step !== undefined) {
+      const line = this.#replyLine(event, data, dt);
+      if (line !== undefined) return line;
+    } else if (plain && type === 'tool/call' && step !== undefined) {
+      const line = this.#toolCallLine(data, dt);
+      if (line !== undefined) return line;
+    } else if (type === 'tool/result' && step !== undefined) {
+      const line = this.#toolResultLine(event, data, dt);
+      if (line !== undefined) return line;
+    }
+    return this.#genericLine(event, dt);
+  }
+
+  #chunkLine(chunk: Shape, dt: number): string {
+    const chunkType = chunk.type;
+    if ((chunkType === 'text-delta' || chunkType === 'reasoning-delta') && hasKeys(chunk, deltaKeys)) {
+      if (chunk.index === this.#state.runIndex && this.#state.runStart >= 0 && typeof chunk.text === 'string')
+        return `[${chunkType === 'text-delta' ? textDeltaKind : reasoningDeltaKind},${dt},${JSON.stringify(chunk.text)}]\n`;
+    } else if (
+      chunkType === 'tool-call-delta' &&
+      chunk.index === this.#state.runIndex &&
+      this.#state.runStart >= 0
+    ) {
+      if (hasKeys(chunk, callStartKeys))
+        return `[${toolCallStartKind},${dt},[${JSON.stringify(chunk.id)},${JSON.stringify(chunk.name)},${JSON.stringify(chunk.argumentsDelta)}]]\n`;
+      if (hasKeys(chunk, argumentsDeltaKeys) && typeof chunk.argumentsDelta === 'string')
+        return `[${argumentsDeltaKind},${dt},${JSON.stringify(chunk.argumentsDelta)}]\n`;
+    } else if (chunkType === 'block-start' && hasKeys(chunk, blockStartKeys) && isCount(chunk.index)) {
+      if (typeof chunk.blockType === 'string')
+        return `[${blockStartKind},${dt},[${chunk.index as number},${JSON.stringify(chunk.blockType)}]]\n`;
+    } else if (chunkType === 'block-end' && hasKeys(chunk, blockEndKeys) && isCount(chunk.index)) {
+      const built = this.#state.builtBlock(chunk.index as number);
+      if (built !== undefined && built === JSON.stringify(chunk.block))
+        return `[${blockEndKind},${dt},${chunk.index as number}]\n`;
+    } else if (chunkType === 'finish' && hasKeys(chunk, finishKeys)) {
+      const reason = chunk.reason as Shape;
+      if (hasKeys(reason, kindKeys) && typeof reason.kind === 'string')
+        return `[${finishKind},${dt},${JSON.stringify(reason.kind)}]\n`;
+    }
+    return `[${chunkKind},${dt},${JSON.stringify(chunk)}]\n`;
+  }
+
+  #replyLine(event: AnySessionEvent, data: Shape, dt: number): string | undefined {
+    const run = this.#state.runStart;
+    if (run < 0 || !hasKeys(event, sourcedEventKeys) || event.surfaceOp !== 'append') return undefined;
+    if (!isRun(event.sourceEventSeqs, run, event.seq)) return undefined;
+    const withUsage = hasKeys(data, replyUsageKeys);
+    if (!withUsage && !hasKeys(data, replyKeys)) return undefined;
+    const message = data.message as Shape;
+    if (!hasKeys(message, assistantKeys) || message.role !== 'assistant' || typeof message.id !== 'string')
+      return undefined;
+    const source = JSON.stringify(message.source);
+    const usage = withUsage ? JSON.stringify(data.usage) : undefined;
+    const id = JSON.stringify(message.id);
+    const expected =
+      `{"turn":${this.#state.openTurn!},"step":${this.#state.openStep!},"message":{"id":${id},"role":"assistant",` +
+      `"content":[${this.#state.runBlocks.join(',')}],"source":${source}}${usage === undefined ? '' : `,"usage":${usage}`}}`;
+    if (JSON.stringify(data) !== expected) return undefined;
+    const sourcePart = source === this.#state.replySource ? '0' : source;
+    return `[${replyKind},${dt},[${id},${sourcePart}${usage === undefined ? '' : `,${usage}`}]]\n`;
+  }
+
+  #toolCallLine(data: Shape, dt: number): string | undefined {
+    if (
+      !hasKeys(data, toolCallKeys) ||
+      data.turn !== this.#state.openTurn ||
+      data.step !== this.#state.openStep
+    )
+      return undefined;
+    const calls = this.#state.callBlocks;
+    for (let position = 0; position < calls.length; position++) {
+      const call = calls[position]!;
+      if (call.id === data.callId && call.name === data.name && call.arguments === data.arguments)
+        return typeof call.arguments === 'string' ? `[${toolCallKind},${dt},${position}]\n` : undefined;
+    }
+    return undefined;
+  }
+
+  #toolResultLine(event: AnySessionEvent, data: Shape, dt: number): string | undefined {
+    if (!hasKeys(event, sourcedEventKeys) || event.surfaceOp !== 'append') return undefined;
+    const sources = event.sourceEventSeqs!;
+    if (!Array.isArray(sources) || sources.length !== 1) return undefined;
+    const callSeq = sources[0]!;
+    const callId = this.#state.stepCalls.get(callSeq);
+    const withError = hasKeys(data, toolResultErrorKeys);
+    if (callId === undefined || (!withError && !hasKeys(data, toolResultKeys))) return undefined;
+    const message = data.message as Shape;
+    if (!hasKeys(message, messageKeys) || typeof message.id !== 'string' || !Array.isArray(message.content))
+      return undefined;
+    const block = message.content[0] as Shape;
+    if (message.content.length !== 1 || typeof block !== 'object' || block === null) return undefined;
+    const isError = block.isError === true;
+    const content = JSON.stringify(block.content);
+    const error = withError ? JSON.stringify(data.error) : undefined;
+    const id = JSON.stringify(message.id);
+    if (
+      JSON.stringify(data) !==
+      toolResultJson(
+        this.#state.openTurn!,
+        this.#state.openStep!,
+        id,
+        JSON.stringify(callId),
+        content,
+        isError,
+        error,
+      )
+    )
+      return undefined;
+    return `[${toolResultKind},${dt},[${event.seq - callSeq},${id},${content},${isError ? 1 : 0}${error === undefined ? '' : `,${error}`}]]\n`;
+  }
+
+  #genericLine(event: AnySessionEvent, dt: number): string | undefined {
+    let extras = '';
+    let members = 4;
+    if (event.ignorable !== undefined) {
+      extras += '"i":1,';
+      members++;
+    }
+    if (event.surfaceOp !== undefined) {
+      extras += `"o":${JSON.stringify(event.surfaceOp)},`;
+      members++;
+    }
+    if (event.sourceEventSeqs !== undefined) {
+      extras += `"s":${JSON.stringify(event.sourceEventSeqs)},`;
+      members++;
+    }
+    // Only the envelope members, in the order `Session` builds them, can be rebuilt from the extras.
+    if (
+      !hasKeys(
+        event,
+        envelopeOrder.filter((key) => key in event),
+      ) ||
+      Object.keys(event).length !== members
+    )
+      return undefined;
+    const head = `[${JSON.stringify(event.type)},${dt},${JSON.stringify(event.data)}`;
+    return extras === '' ? `${head}]\n` : `${head},{${extras.slice(0, -1)}}]\n`;
+  }
+
+  #expand(line: unknown[]): AnySessionEvent | string {
+    const kind = line[0];
+    const dt = line[1];
+    const data = line[2];
+    if (typeof dt !== 'number' || !Number.isFinite(dt)) return 'the record has no valid time delta';
+    if (line.length < 3) return 'the record has no data';
+    const seq = this.#state.seq;
+    const time = this.#state.time + dt;
+    if (typeof kind === 'string') {
+      if (kind === '') return 'the record has no event type';
+      if (line.length > 4) return 'the record has extra members';
+      const event: Record<string, unknown> = { type: kind, seq, time, data };
+      if (line.length === 4) {
+        const extras = line[3];
+        if (!isShape(extras)) return 'the record extras are not an object';
+        for (const key of Object.keys(extras))
+          if (key !== 'i' && key !== 'o' && key !== 's') return `unknown extra '${key}'`;
+        if ('i' in extras) {
+          if (extras.i !== 1) return 'ignorable must be 1 when present';
+          event.ignorable = true;
+        }
+        if ('o' in extras) event.surfaceOp = extras.o;
+        if ('s' in extras) event.sourceEventSeqs = extras.s;
+      }
+      return event as unknown as AnySessionEvent;
+    }
+    if (!isCount(kind) || kind >= kindCount || line.length !== 3) return 'the record has an unknown kind';
+    const step = this.#state.openStep;
+    const turn = this.#state.openTurn;
+    if (kind <= finishKind || kind === toolCallStartKind || kind === argumentsDeltaKind) {
+      if (step === undefined) return 'a chunk record outside a step';
+      const chunk = this.#expandChunk(kind, data);
+      if (typeof chunk === 'string') return chunk;
+      return { type: 'assistant/chunk', seq, time, data: { turn, step, chunk } } as AnySessionEvent;
+    }
+    switch (kind) {
+      case stepStartKind:
+        if (turn === undefined || step !== undefined || !isCount(data)) return 'a step start outside a turn';
+        return { type: 'step/start', seq, time, data: { turn, step: data } } as AnySessionEvent;
+      case stepEndKind:
+        if (step === undefined) return 'a step end outside a step';
+        return { type: 'step/end', seq, time, data: { turn, step } } as AnySessionEvent;
+      case turnStartKind:
+        if (turn !== undefined) return 'a turn start inside a turn';
+        return { type: 'turn/start', seq, time, data: { turn: this.#state.lastTurn + 1 } } as AnySessionEvent;
+      case turnEndKind:
+        if (turn === undefined) return 'a turn end outside a turn';
+        return { type: 'turn/end', seq, time, data: { turn, reason: data } } as AnySessionEvent;
+      default:
+        if (step === undefined) return 'a step record outside a step';
+        return this.#expandStepRecord(kind, data, seq, time);
+    }
+  }
+
+  #expandChunk(kind: number, data: unknown): Shape | string {
+    switch (kind) {
+      case chunkKind:
+        return isShape(data) ? data : 'the chunk is not an object';
+      case textDeltaKind:
+      case reasoningDeltaKind:
+        if (typeof data !== 'string' || this.#state.runStart < 0) return 'a delta without a block';
+        return {
+          type: kind === textDeltaKind ? 'text-delta' : 'reasoning-delta',
+          index: this.#state.runIndex,
+          text: data,
+        };
+      case blockStartKind:
+        if (!Array.isArray(data) || data.length !== 2 || !isCount(data[0]) || typeof data[1] !== 'string')
+          return 'a bad block start';
+        return { type: 'block-start', index: data[0], blockType: data[1] };
+      case blockEndKind: {
+        const block = isCount(data) ? this.#state.builtBlockValue(data) : undefined;
+        if (block === undefined) return 'a block end without its deltas';
+        return { type: 'block-end', index: data, block };
+      }
+      case toolCallStartKind:
+        if (!Array.isArray(data) || data.length !== 3 || this.#state.runStart < 0)
+          return 'a bad tool-call delta';
+        return {
+          type: 'tool-call-delta',
+          index: this.#state.runIndex,
+          id: data[0],
+          name: data[1],
+          argumentsDelta: data[2],
+        };
+      case argumentsDeltaKind:
+        if (typeof data !== 'string' || this.#state.runStart < 0) return 'a bad arguments delta';
+        return { type: 'tool-call-delta', index: this.#state.runIndex, argumentsDelta: data };
+      default:
+        if (typeof data !== 'string') return 'a bad finish reason';
+        return { type: 'finish', reason: { kind: data } };
+    }
+  }
+
+  #expandStepRecord(kind: number, data: unknown, seq: number, time: number): AnySessionEvent | string {
+    const turn = this.#state.openTurn!;
+    const step = this.#state.openStep!;
+    if (kind === toolCallKind) {
+      const call = isCount(data) ? this.#state.callBlocks[data] : undefined;
+      if (call === undefined) return 'a tool call without its block';
+      const callData = { turn, step, callId: call.id, name: call.name, arguments: call.arguments };
+      return { type: 'tool/call', seq, time, data: callData } as AnySessionEvent;
+    }
+    if (!Array.isArray(data)) return 'a bad step record';
+    if (kind === replyKind) {
+      const [id, source, usage] = data as unknown[];
+      if (this.#state.runStart < 0 || typeof id !== 'string' || data.length < 2 || data.length > 3)
+        return 'a bad reply';
+      if (source === 0 && this.#state.replySource === '') return 'a reply without an earlier source';
+      const message = {
+        id,
+        role: 'assistant',
+        content: JSON.parse(`[${this.#state.runBlocks.join(',')}]`) as unknown,
+        source: source === 0 ? (JSON.parse(this.#state.replySource) as unknown) : source,
+      };
+      const replyData: Shape = { turn, step, message };
+      if (data.length === 3) replyData.usage = usage;
+      const sources: number[] = [];
+      for (let source = this.#state.runStart; source < seq; source++) sources.push(source);
+      return {
+        type: 'assistant/message',
+        seq,
+        time,
+        data: replyData,
+        surfaceOp: 'append',
+        sourceEventSeqs: sources,
+      } as AnySessionEvent;
+    }
+    const [back, id, content, isError, error] = data as unknown[];
+    const callSeq = seq - (back as number);
+    const callId = isCount(back) ? this.#state.stepCalls.get(callSeq) : undefined;
+    if (
+      callId === undefined ||
+      typeof id !== 'string' ||
+      (isError !== 0 && isError !== 1) ||
+      data.length < 4 ||
+      data.length > 5
+    )
+      return 'a bad tool result';
+    const block: Shape = { type: 'tool-result', toolCallId: callId, content };
+    if (isError === 1) block.isError = true;
+    const resultData: Shape = {
+      turn,
+      step,
+      message: { id, role: 'user', content: [block], source: { kind: 'tool', callId } },
+    };
+    if (data.length === 5) resultData.error = error;
+    return {
+      type: 'tool/result',
+      seq,
+      time,
+      data: resultData,
+      surfaceOp: 'append',
+      sourceEventSeqs: [callSeq],
+    } as AnySessionEvent;
+  }
+}
+
+const envelopeOrder = ['type', 'seq', 'time', 'data', 'ignorable', 'surfaceOp', 'sourceEventSeqs'];
+const plainKeys = ['type', 'seq', 'time', 'data'];
+const sourcedEventKeys = ['type', 'seq', 'time', 'data', 'surfaceOp', 'sourceEventSeqs'];
+const chunkDataKeys = ['turn', 'step', 'chunk'];
+const deltaKeys = ['type', 'index', 'text'];
+const blockStartKeys = ['type', 'index', 'blockType'];
+const callStartKeys = ['type', 'index', 'id', 'name', 'argumentsDelta'];
+const argumentsDeltaKeys = ['type', 'index', 'argumentsDelta'];
+const blockEndKeys = ['type', 'index', 'block'];
+const finishKeys = ['type', 'reason'];
+const kindKeys = ['kind'];
+const stepKeys = ['turn', 'step'];
+const turnKeys = ['turn'];
+const turnEndKeys = ['turn', 'reason'];
+const replyKeys = ['turn', 'step', 'message'];
+const replyUsageKeys = ['turn', 'step', 'message', 'usage'];
+const assistantKeys = ['id', 'role', 'content', 'source'];
+const toolCallKeys = ['turn', 'step', 'callId', 'name', 'arguments'];
+const toolResultKeys = ['turn', 'step', 'message'];
+const toolResultErrorKeys = ['turn', 'step', 'message', 'error'];
+const messageKeys = ['id', 'role', 'content', 'source'];
+
+function toolResultJson(
+  turn: number,
+  step: number,
+  id: string,
+  callId: string,
+  content: string,
+  isError: boolean,
+  error: string | undefined,
+): string {
+  return (
+    `{"turn":${turn},"step":${step},"message":{"id":${id},"role":"user","content":[{"type":"tool-result",` +
+    `"toolCallId":${callId},"content":${content}${isError ? ',"isError":true' : ''}}],` +
+    `"source":{"kind":"tool","callId":${callId}}}${error === undefined ? '' : `,"error":${error}`}}`
+  );
+}
+
+function isPlainEvent(event: AnySessionEvent): boolean {
+  return hasKeys(event, plainKeys);
+}

@@ -1,0 +1,196 @@
+import type { AnySessionEvent } from '../session-event.ts';
+
+/** What a run's deltas of one block index built so far. */
+export interface BlockBuild {
+  kind: 'text' | 'reasoning' | 'tool-call';
+  text: string;
+  id: unknown;
+  name: unknown;
+}
+
+/** A tool-call block of the last reply, as a `tool/call` repeats it. */
+export interface CallBlock {
+  id: unknown;
+  name: unknown;
+  arguments: unknown;
+}
+
+/** A JSON object. */
+export type Shape = Record<string, unknown>;
+
+/**
+ * What format 1's encoder and decoder both know after the same events: the previous time, the next
+ * seq, the open turn and step, what the current chunk run built, the last reply's tool calls and the
+ * step's `tool/call` seqs. Updated from each whole event by `observe`, the same on both sides.
+ */
+export class CompactLogState {
+  seq = 0;
+  time: number;
+  lastTurn = 0;
+  openTurn: number | undefined;
+  openStep: number | undefined;
+  // The unbroken run of chunk events ending at the last event (-1 when the last event was no chunk).
+  runStart = -1;
+  runIndex: unknown;
+  readonly builds = new Map<number, BlockBuild>();
+  readonly runBlocks: string[] = [];
+  replySource = '';
+  callBlocks: CallBlock[] = [];
+  readonly stepCalls = new Map<number, string>();
+
+  constructor(createdAt: number) {
+    this.time = createdAt;
+  }
+
+  /** The JSON of the block that the run's deltas of this index built, if they built one. */
+  builtBlock(index: number): string | undefined {
+    const block = this.builtBlockValue(index);
+    return block === undefined ? undefined : JSON.stringify(block);
+  }
+
+  /** The block that the run's deltas of this index built (a fresh object), if they built one. */
+  builtBlockValue(index: number): Shape | undefined {
+    const build = this.builds.get(index);
+    if (build === undefined || this.runStart < 0) return undefined;
+    if (build.kind === 'tool-call') {
+      if (typeof build.id !== 'string' || typeof build.name !== 'string') return undefined;
+      return { type: 'tool-call', id: build.id, name: build.name, arguments: build.text };
+    }
+    return { type: build.kind, text: build.text };
+  }
+
+  /** Advances the shared state past a whole event (the same on both sides). */
+  observe(event: AnySessionEvent): void {
+    this.seq = event.seq + 1;
+    this.time = event.time;
+    const type = event.type;
+    const data = event.data as Shape;
+    if (type !== 'assistant/chunk') {
+      this.runStart = -1;
+      this.runIndex = undefined;
+      this.builds.clear();
+    }
+    switch (type) {
+      case 'assistant/chunk':
+        this.#observeChunk(event.seq, data);
+        return;
+      case 'turn/start':
+        if (isCount(data?.turn)) {
+          this.openTurn = data.turn;
+          this.lastTurn = Math.max(this.lastTurn, data.turn);
+        }
+        this.openStep = undefined;
+        return;
+      case 'turn/end':
+        this.openTurn = undefined;
+        this.openStep = undefined;
+        return;
+      case 'step/start':
+        this.openStep = this.openTurn !== undefined && isCount(data?.step) ? data.step : undefined;
+        this.callBlocks = [];
+        this.stepCalls.clear();
+        return;
+      case 'step/end':
+        this.openStep = undefined;
+        return;
+      case 'assistant/message':
+        this.#observeReply(data);
+        return;
+      case 'tool/call':
+        if (typeof data?.callId === 'string') this.stepCalls.set(event.seq, data.callId);
+        return;
+      default:
+        return;
+    }
+  }
+
+  #observeChunk(seq: number, data: Shape): void {
+    if (this.runStart < 0) {
+      this.runStart = seq;
+      this.runIndex = undefined;
+      this.builds.clear();
+      this.runBlocks.length = 0;
+    }
+    const chunk = data?.chunk as Shape | undefined;
+    if (!isShape(chunk)) return;
+    if ('index' in chunk) this.runIndex = chunk.index;
+    const index = chunk.index;
+    if (!isCount(index)) return;
+    switch (chunk.type) {
+      case 'text-delta':
+      case 'reasoning-delta': {
+        const kind = chunk.type === 'text-delta' ? 'text' : 'reasoning';
+        const build = this.builds.get(index);
+        if (typeof chunk.text !== 'string') this.builds.delete(index);
+        else if (build === undefined)
+          this.builds.set(index, { kind, text: chunk.text, id: undefined, name: undefined });
+        else if (build.kind === kind) build.text += chunk.text;
+        else this.builds.delete(index);
+        return;
+      }
+      case 'tool-call-delta': {
+        let build = this.builds.get(index);
+        if (build === undefined) {
+          build = { kind: 'tool-call', text: '', id: undefined, name: undefined };
+          this.builds.set(index, build);
+        } else if (build.kind !== 'tool-call') {
+          this.builds.delete(index);
+          return;
+        }
+        if ('id' in chunk) build.id = chunk.id;
+        if ('name' in chunk) build.name = chunk.name;
+        if (typeof chunk.argumentsDelta === 'string') build.text += chunk.argumentsDelta;
+        return;
+      }
+      case 'block-end':
+        this.builds.delete(index);
+        this.runBlocks.push(JSON.stringify(chunk.block));
+        return;
+      default:
+        return;
+    }
+  }
+
+  #observeReply(data: Shape): void {
+    const message = data?.message as Shape | undefined;
+    if (!isShape(message)) return;
+    this.replySource = JSON.stringify(message.source) ?? '';
+    const calls: CallBlock[] = [];
+    if (Array.isArray(message.content)) {
+      for (const block of message.content as Shape[]) {
+        if (isShape(block) && block.type === 'tool-call')
+          calls.push({ id: block.id, name: block.name, arguments: block.arguments });
+      }
+    }
+    this.callBlocks = calls;
+  }
+}
+
+/** True when `value` is an object whose own keys are exactly `keys`, in that order. */
+export function hasKeys(value: unknown, keys: readonly string[]): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  let position = 0;
+  for (const key in value) {
+    if (key !== keys[position]) return false;
+    position++;
+  }
+  return position === keys.length;
+}
+
+/** True for a JSON object (not an array, not null). */
+export function isShape(value: unknown): value is Shape {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** True for a non-negative safe integer. */
+export function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** True when `sources` are exactly the seqs from `start` up to `end`. */
+export function isRun(sources: readonly number[] | undefined, start: number, end: number): boolean {
+  if (!Array.isArray(sources) || sources.length !== end - start) return false;
+  for (let position = 0; position < sources.length; position++)
+    if (sources[position] !== start + position) return false;
+  return true;
+}

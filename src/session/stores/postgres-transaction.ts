@@ -1,0 +1,34 @@
+import type { Pool, PoolClient } from 'pg';
+import { storeError } from './postgres-errors.ts';
+
+/**
+ * Runs `run` inside one transaction on a pooled connection: committed when it resolves, rolled back when
+ * it throws; every failure comes back as the store's SessionError naming `where`.
+ */
+export async function runInTransaction<T>(
+  pool: Pool,
+  where: string,
+  run: (client: PoolClient) => Promise<T>,
+): Promise<T> {
+  let client: PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw storeError(error, where);
+  }
+  let broken = false;
+  try {
+    await client.query('begin');
+    const result = await run(client);
+    await client.query('commit');
+    return result;
+  } catch (error) {
+    await client.query('rollback').catch(() => {
+      // The connection broke; the server rolls the transaction back on its own.
+      broken = true;
+    });
+    throw storeError(error, where);
+  } finally {
+    client.release(broken);
+  }
+}
