@@ -223,8 +223,10 @@ function sendError(response: ServerResponse, error: unknown, request: IncomingMe
     response.setHeader('Connection', 'close');
     response.once('finish', () => {
       request.socket.end();
-      // A client that keeps the connection open after the answer is cut off.
-      setTimeout(() => request.socket.destroy(), 1_000).unref();
+      // A client that keeps the connection open after the answer is cut off. Closing a socket with
+      // unread input resets it, and a reset can discard the answer before a busy client has read it,
+      // so the client gets a few seconds to read the answer and stop sending first.
+      setTimeout(() => request.socket.destroy(), 5_000).unref();
     });
   }
   sendJson(response, status, { error: { code, message } });
