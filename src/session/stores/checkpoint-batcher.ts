@@ -29,7 +29,7 @@ export interface CheckpointBatcherOptions {
 const settled: Promise<void> = Promise.resolve();
 
 // A batch this large is stored at once rather than waiting for its window.
-const maxBatchBytes = 1 << 16;
+const maxBatchBytes = 1 << 20;
 
 /**
  * The checkpoint policy and batching shared by the session stores' writers: lines are buffered

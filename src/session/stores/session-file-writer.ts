@@ -114,7 +114,7 @@ export class SessionFileWriter implements SessionPersistence {
 
   #store(lines: string[], sync: boolean): Promise<void> | void {
     if (lines.length > 0) {
-      this.#writeAll(Buffer.from(lines.join(''), 'utf8'));
+      this.#writeText(lines.join(''));
       this.#writtenEvents += lines.length;
     }
     if (sync && this.#syncedEvents < this.#writtenEvents) return this.#sync();
@@ -125,6 +125,14 @@ export class SessionFileWriter implements SessionPersistence {
     await this.#handle!.datasync();
     this.#syncedEvents = target;
     this.#onDurable?.(target);
+  }
+
+  #writeText(text: string): void {
+    // Written as a string: no Buffer (another copy of the batch) is made for it.
+    const written = writeSync(this.#handle!.fd, text);
+    // A short write (rare on a regular file) goes on from the byte it stopped at.
+    if (written < Buffer.byteLength(text, 'utf8'))
+      this.#writeAll(Buffer.from(text, 'utf8').subarray(written));
   }
 
   #writeAll(buffer: Buffer): void {
