@@ -150,6 +150,8 @@ export interface StepRun {
   perStepUs: number;
   eventsPerS: number;
   syncs: number;
+  /** Of `perStepUs`: the wait from `turn/end` to idle (the turn-end checkpoint), spread over the steps. */
+  turnEndUs: number;
 }
 
 /**
@@ -180,11 +182,16 @@ export async function measureSteps(
   });
   const harness = createHarness({ providers: [model], tools: [noop as never], store });
   const agent = await harness.createAgent({ provider: 'scripted', model: 'bench-model' });
+  let turnEnded = 0;
+  harness.hooks.on('session/event', ({ event }) => {
+    if (event.type === 'turn/end') turnEnded = performance.now();
+  });
   syncs = 0;
   const start = performance.now();
   agent.followup('go');
   await agent.whenIdle();
-  const elapsed = performance.now() - start;
+  const end = performance.now();
+  const elapsed = end - start;
   const turnSyncs = syncs;
   const events = agent.session.length;
   await harness.dispose();
@@ -192,6 +199,7 @@ export async function measureSteps(
     perStepUs: (elapsed * 1000) / (steps + 1),
     eventsPerS: events / (elapsed / 1000),
     syncs: turnSyncs,
+    turnEndUs: ((end - turnEnded) * 1000) / (steps + 1),
   };
 }
 
@@ -234,7 +242,8 @@ async function comparePerStep(root: string, steps: number, reps: number): Promis
   console.log(
     `Loop overhead per step, ${steps} steps × ${reps} reps in a fresh process, each variant warmed first ` +
       `(median µs/step, best in brackets; ratio to the memory store with the same tool; fdatasyncs per step ` +
-      `counted by onDurable over the whole turn, its end included):`,
+      `counted by onDurable over the whole turn, its end included; the part of the step spent waiting ` +
+      `from turn/end to idle, i.e. for the turn-end sync):`,
   );
   for (const variant of stepVariants) {
     const rows = runs.get(variant.label)!;
@@ -242,6 +251,7 @@ async function comparePerStep(root: string, steps: number, reps: number): Promis
     const best = Math.min(...rows.map((row) => row.perStepUs));
     const memory = median(runs.get(`memory (baseline), ${variant.kind} tool`)!.map((row) => row.perStepUs));
     const syncs = median(rows.map((row) => row.syncs));
+    const turnEnd = median(rows.map((row) => row.turnEndUs));
     const target =
       variant.kind === 'read-only' && variant.durability !== 'memory'
         ? `  (target ≤ ${variant.durability === 'power-loss' ? '1.30' : '1.15'}×)`
@@ -251,7 +261,8 @@ async function comparePerStep(root: string, steps: number, reps: number): Promis
         `${(value / memory).toFixed(2)}×  ` +
         (variant.durability === 'memory'
           ? ''
-          : `${(syncs / steps).toFixed(3)} fdatasyncs/step (${syncs} in the turn)`) +
+          : `${(syncs / steps).toFixed(3)} fdatasyncs/step (${syncs} in the turn), turn-end wait ` +
+            `${turnEnd.toFixed(0)} µs/step`) +
         target,
     );
   }
@@ -379,7 +390,7 @@ async function main(): Promise<void> {
         `\nfdatasync system calls per step counted by strace -f (a ${2 * Math.min(steps, 200)}-step turn minus a ` +
           `${Math.min(steps, 200)}-step one, per step):`,
       );
-      for (const [label, perStep] of traced) console.log(`  ${label.padEnd(34)} ${perStep.toFixed(3)}`);
+      for (const [label, perStep] of traced) console.log(`  ${label.padEnd(36)} ${perStep.toFixed(3)}`);
     }
   } finally {
     rmSync(directory, { recursive: true, force: true });

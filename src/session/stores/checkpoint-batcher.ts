@@ -89,7 +89,7 @@ export class CheckpointBatcher {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     if (reason === 'request') {
       const unsynced = this.#pending.length > 0 || this.#unsynced || this.#queued > 0;
-      if (this.#durability === 'power-loss' && this.#syncTimer === undefined && unsynced) {
+      if (this.#durability === 'power-loss' && this.#syncTimer === undefined && unsynced && !this.#closed) {
         this.#syncTimer = setTimeout(() => {
           this.#syncTimer = undefined;
           this.run(() => this.#store(true, undefined)).catch(() => {
