@@ -48,6 +48,7 @@ export class CheckpointBatcher {
   // Lines were stored since the last sync.
   #unsynced = false;
   #storeTimer: NodeJS.Timeout | undefined;
+  #storeImmediately = false;
   #syncTimer: NodeJS.Timeout | undefined;
   #chain: Promise<void> = settled;
   // Operations started and not finished yet.
@@ -214,11 +215,14 @@ export class CheckpointBatcher {
 
   #storeSoon(delayMs: number): void {
     if (this.#storeTimer !== undefined) {
-      if (delayMs > 0) return;
+      // Every add past the size bound asks again until the store runs: one immediate timer is enough.
+      if (delayMs > 0 || this.#storeImmediately) return;
       clearTimeout(this.#storeTimer);
     }
+    this.#storeImmediately = delayMs === 0;
     this.#storeTimer = setTimeout(() => {
       this.#storeTimer = undefined;
+      this.#storeImmediately = false;
       this.run(() => this.#store(false, undefined)).catch(() => {
         // Recorded in #failure; the next checkpoint (before anything with a side effect) reports it.
       });
@@ -227,6 +231,7 @@ export class CheckpointBatcher {
 
   #stopTimers(): void {
     if (this.#storeTimer !== undefined) clearTimeout(this.#storeTimer);
+    this.#storeImmediately = false;
     if (this.#syncTimer !== undefined) clearTimeout(this.#syncTimer);
     this.#storeTimer = undefined;
     this.#syncTimer = undefined;
