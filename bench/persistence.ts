@@ -3,7 +3,9 @@
 //     fresh process: `read` (parse), `open` (parse, validate, repair check, lock) and a harness
 //     `resumeAgent`; baseline: constructing the same log in memory (what the memory store's open does).
 //  2. Per-step loop overhead (one no-op tool call per step, instant scripted model) with the memory
-//     store (baseline, same run) and the disk store under both durability policies.
+//     store (baseline, same run) and the disk store under both durability policies, once with a
+//     read-only tool and once with a writing one; fdatasyncs per step as the store reports them and,
+//     when strace is installed, as the kernel counts them.
 // Options: --events=100000 --steps=500 --reps=5
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -140,11 +142,33 @@ async function measureColdLoad(root: string, phase: ColdPhase): Promise<void> {
   process.stdout.write(JSON.stringify({ wallMs, cpuMs: (cpu.user + cpu.system) / 1000, events }));
 }
 
-/** Runs `steps` steps of one no-op tool call each; returns µs per step (the model is instant). */
-async function measureSteps(store: SessionStore, steps: number): Promise<number> {
+/** The no-op tool a W1 step calls: declared read-only, or writing (a side effect the log must precede). */
+export type StepTool = 'read-only' | 'writing';
+
+/** What one W1 run measured: µs per step and the data syncs the store reported during the turn. */
+export interface StepRun {
+  perStepUs: number;
+  eventsPerS: number;
+  syncs: number;
+  /** Of `perStepUs`: the wait from `turn/end` to idle (the turn-end checkpoint), spread over the steps. */
+  turnEndUs: number;
+}
+
+/**
+ * Runs one turn of `steps` steps of one no-op tool call each (the model is instant); `syncs` counts the
+ * store's `onDurable` reports (one per fdatasync, or per WAL-flushed commit) from the prompt to idle.
+ */
+export async function measureSteps(
+  makeStore: (onDurable: () => void) => SessionStore | Promise<SessionStore>,
+  steps: number,
+  kind: StepTool,
+): Promise<StepRun> {
+  let syncs = 0;
+  const store = await makeStore(() => syncs++);
   const noop = defineTool<Record<string, never>>({
     name: 'noop',
     description: 'Does nothing',
+    effect: kind === 'read-only' ? 'read' : 'write',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
     execute: () => 'ok',
   });
@@ -158,46 +182,136 @@ async function measureSteps(store: SessionStore, steps: number): Promise<number>
   });
   const harness = createHarness({ providers: [model], tools: [noop as never], store });
   const agent = await harness.createAgent({ provider: 'scripted', model: 'bench-model' });
+  let turnEnded = 0;
+  harness.hooks.on('session/event', ({ event }) => {
+    if (event.type === 'turn/end') turnEnded = performance.now();
+  });
+  syncs = 0;
   const start = performance.now();
   agent.followup('go');
   await agent.whenIdle();
-  const elapsed = performance.now() - start;
+  const end = performance.now();
+  const elapsed = end - start;
+  const turnSyncs = syncs;
+  const events = agent.session.length;
   await harness.dispose();
-  return (elapsed * 1000) / (steps + 1);
+  return {
+    perStepUs: (elapsed * 1000) / (steps + 1),
+    eventsPerS: events / (elapsed / 1000),
+    syncs: turnSyncs,
+    turnEndUs: ((end - turnEnded) * 1000) / (steps + 1),
+  };
+}
+
+/** One store variant of the per-step comparison. */
+interface StepVariant {
+  label: string;
+  kind: StepTool;
+  durability: 'memory' | 'process-crash' | 'power-loss';
+}
+
+const stepVariants: readonly StepVariant[] = (['read-only', 'writing'] as const).flatMap((kind) => [
+  { label: `memory (baseline), ${kind} tool`, kind, durability: 'memory' as const },
+  { label: `disk process-crash, ${kind} tool`, kind, durability: 'process-crash' as const },
+  { label: `disk power-loss, ${kind} tool`, kind, durability: 'power-loss' as const },
+]);
+
+function makeStepStore(root: string, variant: StepVariant): (onDurable: () => void) => SessionStore {
+  return (onDurable) =>
+    variant.durability === 'memory'
+      ? new MemorySessionStore()
+      : new DiskSessionStore({ root, durability: variant.durability, onDurable });
 }
 
 /**
  * Child phase: per-step loop overhead with the memory store (baseline) and the disk store under both
- * durability policies. Every variant first runs once untimed at the same size (JIT and heap warmed), then
- * the repetitions are interleaved (in rotating order) so a busy moment hurts every variant alike.
+ * durability policies, with a read-only and with a writing tool. Every variant first runs once untimed
+ * at the same size (JIT and heap warmed), then the repetitions are interleaved (in rotating order) so a
+ * busy moment hurts every variant alike.
  */
 async function comparePerStep(root: string, steps: number, reps: number): Promise<void> {
-  const variants: [string, () => SessionStore][] = [
-    ['memory (baseline)', () => new MemorySessionStore()],
-    ['disk, durability process-crash', () => new DiskSessionStore({ root, durability: 'process-crash' })],
-    ['disk, durability power-loss', () => new DiskSessionStore({ root })],
-  ];
-  const perStep = new Map<string, number[]>(variants.map(([label]) => [label, []]));
-  for (const [, make] of variants) await measureSteps(make(), steps);
+  const runs = new Map<string, StepRun[]>(stepVariants.map((variant) => [variant.label, []]));
+  for (const variant of stepVariants) await measureSteps(makeStepStore(root, variant), steps, variant.kind);
   for (let rep = 0; rep < reps; rep++) {
     // The order rotates: no variant always runs right after the one that leaves the machine busiest.
-    for (let index = 0; index < variants.length; index++) {
-      const [label, make] = variants[(rep + index) % variants.length]!;
-      perStep.get(label)!.push(await measureSteps(make(), steps));
+    for (let index = 0; index < stepVariants.length; index++) {
+      const variant = stepVariants[(rep + index) % stepVariants.length]!;
+      runs.get(variant.label)!.push(await measureSteps(makeStepStore(root, variant), steps, variant.kind));
     }
   }
-  const memory = median(perStep.get('memory (baseline)')!);
   console.log(
     `Loop overhead per step, ${steps} steps × ${reps} reps in a fresh process, each variant warmed first ` +
-      `(median µs/step; overhead over memory):`,
+      `(median µs/step, best in brackets; ratio to the memory store with the same tool; fdatasyncs per step ` +
+      `counted by onDurable over the whole turn, its end included; the part of the step spent waiting ` +
+      `from turn/end to idle, i.e. for the turn-end sync):`,
   );
-  for (const [label] of variants) {
-    const value = median(perStep.get(label)!);
-    const added = ((value - memory) / memory) * 100;
+  for (const variant of stepVariants) {
+    const rows = runs.get(variant.label)!;
+    const value = median(rows.map((row) => row.perStepUs));
+    const best = Math.min(...rows.map((row) => row.perStepUs));
+    const memory = median(runs.get(`memory (baseline), ${variant.kind} tool`)!.map((row) => row.perStepUs));
+    const syncs = median(rows.map((row) => row.syncs));
+    const turnEnd = median(rows.map((row) => row.turnEndUs));
+    const target =
+      variant.kind === 'read-only' && variant.durability !== 'memory'
+        ? `  (target ≤ ${variant.durability === 'power-loss' ? '1.30' : '1.15'}×)`
+        : '';
     console.log(
-      `  ${label.padEnd(32)} ${value.toFixed(0).padStart(6)} µs   ${(value / memory).toFixed(2)}×  (${added >= 0 ? '+' : ''}${added.toFixed(0)}%)`,
+      `  ${variant.label.padEnd(34)} ${value.toFixed(0).padStart(6)} µs (${best.toFixed(0).padStart(4)})  ` +
+        `${(value / memory).toFixed(2)}×  ` +
+        (variant.durability === 'memory'
+          ? ''
+          : `${(syncs / steps).toFixed(3)} fdatasyncs/step (${syncs} in the turn), turn-end wait ` +
+            `${turnEnd.toFixed(0)} µs/step`) +
+        target,
     );
   }
+}
+
+/** Child phase: one turn of `steps` steps on the disk store (run under strace by the parent). */
+async function tracedTurn(root: string, steps: number, variant: StepVariant): Promise<void> {
+  await measureSteps(makeStepStore(root, variant), steps, variant.kind);
+}
+
+/**
+ * The fdatasync system calls of a whole process per step, counted by strace (independent of Rein's own
+ * reports): the difference between a run of 2N steps and one of N steps, divided by N, so creation,
+ * turn end and close cancel out. Undefined when strace is not installed.
+ */
+function tracedSyncsPerStep(directory: string, steps: number): Map<string, number> | undefined {
+  if (spawnSync('strace', ['-V']).status !== 0) return undefined;
+  const script = fileURLToPath(import.meta.url);
+  const counts = new Map<string, number>();
+  for (const variant of stepVariants) {
+    if (variant.durability === 'memory') continue;
+    const calls: number[] = [];
+    for (const count of [steps, 2 * steps]) {
+      const root = join(directory, `traced-${count}`);
+      const child = spawnSync(
+        'strace',
+        [
+          '-f',
+          '-c',
+          '-e',
+          'trace=fdatasync',
+          process.execPath,
+          '--import',
+          'tsx',
+          script,
+          '--phase=traced',
+          `--root=${root}`,
+          `--steps=${count}`,
+          `--variant=${stepVariants.indexOf(variant)}`,
+        ],
+        { encoding: 'utf8' },
+      );
+      if (child.status !== 0) throw new Error(`traced run failed: ${child.stderr}`);
+      const row = /^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?fdatasync$/m.exec(child.stderr);
+      calls.push(row !== null ? Number(row[1]) : 0);
+    }
+    counts.set(variant.label, (calls[1]! - calls[0]!) / steps);
+  }
+  return counts;
 }
 
 async function main(): Promise<void> {
@@ -270,13 +384,24 @@ async function main(): Promise<void> {
     );
     if (child.status !== 0) throw new Error(`per-step phase failed: ${child.stderr}`);
     process.stdout.write(child.stdout);
+    const traced = tracedSyncsPerStep(directory, Math.min(steps, 200));
+    if (traced !== undefined) {
+      console.log(
+        `\nfdatasync system calls per step counted by strace -f (a ${2 * Math.min(steps, 200)}-step turn minus a ` +
+          `${Math.min(steps, 200)}-step one, per step):`,
+      );
+      for (const [label, perStep] of traced) console.log(`  ${label.padEnd(36)} ${perStep.toFixed(3)}`);
+    }
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
-  if (process.argv.includes('--phase=steps')) {
+  if (process.argv.includes('--phase=traced')) {
+    const root = process.argv.find((arg) => arg.startsWith('--root='))!.slice('--root='.length);
+    await tracedTurn(root, option('steps', 200), stepVariants[option('variant', 1)]!);
+  } else if (process.argv.includes('--phase=steps')) {
     const root = process.argv.find((arg) => arg.startsWith('--root='))!.slice('--root='.length);
     await comparePerStep(root, option('steps', 500), option('reps', 5));
   } else if (process.argv.includes('--phase=load')) {

@@ -1,7 +1,8 @@
 // `npm run bench:postgres`: what the PostgreSQL session store costs, beside the disk store in the same run.
-//  1. W1-shaped sustained appends: one no-op tool call per step (instant scripted model), memory store
-//     (baseline), disk and PostgreSQL under both durability policies: µs per step, events per second,
-//     and the PostgreSQL overhead as a multiple of the disk store's (target ≤ 2× in `process-crash`).
+//  1. W1-shaped sustained appends: one no-op tool call per step (instant scripted model), declared
+//     read-only and declared writing, memory store (baseline), disk and PostgreSQL under both durability
+//     policies: µs per step, events per second, syncs per step, and the PostgreSQL overhead as a
+//     multiple of the disk store's (target ≤ 2× in `process-crash`).
 //  2. W2 streaming with every chunk durable: one text delta appended, then flushed, at a time.
 //  3. Cold resume of a 100k-event session in a fresh process (target ≤ 1 s), disk beside it.
 //  4. 100 concurrent sessions on 2 server processes: p50/p99 checkpoint (append commit) latency.
@@ -19,11 +20,10 @@ import {
   DiskSessionStore,
   MemorySessionStore,
   PostgresSessionStore,
-  ScriptedProvider,
   createHarness,
-  defineTool,
 } from '../src/internal.ts';
-import { buildLog } from './persistence.ts';
+import type { StepRun, StepTool } from './persistence.ts';
+import { buildLog, measureSteps } from './persistence.ts';
 
 const script = fileURLToPath(import.meta.url);
 const serverScript = resolve(import.meta.dirname, '../scripts/postgres-test-server.sh');
@@ -60,36 +60,6 @@ async function dropSchemas(url: string, schemas: readonly string[]): Promise<voi
   }
 }
 
-/** W1: `steps` steps of one no-op tool call; returns µs per step and events per second. */
-async function measureSteps(
-  store: SessionStore,
-  steps: number,
-): Promise<{ perStepUs: number; eventsPerS: number }> {
-  const noop = defineTool<Record<string, never>>({
-    name: 'noop',
-    description: 'Does nothing',
-    parameters: { type: 'object', properties: {}, additionalProperties: false },
-    execute: () => 'ok',
-  });
-  const model = new ScriptedProvider({
-    responses: [
-      ...Array.from({ length: steps }, (_, index) => ({
-        toolCalls: [{ id: `call_${index}`, name: 'noop', arguments: {} }],
-      })),
-      { text: 'done' },
-    ],
-  });
-  const harness = createHarness({ providers: [model], tools: [noop as never], store });
-  const agent = await harness.createAgent({ provider: 'scripted', model: 'bench-model' });
-  const start = performance.now();
-  agent.followup('go');
-  await agent.whenIdle();
-  const elapsed = performance.now() - start;
-  const events = agent.session.length;
-  await harness.dispose();
-  return { perStepUs: (elapsed * 1000) / (steps + 1), eventsPerS: events / (elapsed / 1000) };
-}
-
 /** W2 with every chunk durable: append one delta, flush it, `count` times; returns chunks per second. */
 async function measureDurableChunks(
   store: DiskSessionStore | PostgresSessionStore,
@@ -123,48 +93,70 @@ async function compareStores(
   chunks: number,
 ): Promise<void> {
   const stores: PostgresSessionStore[] = [];
-  const postgres = async (durability: 'process-crash' | 'power-loss'): Promise<PostgresSessionStore> => {
-    const store = await PostgresSessionStore.connect({ url: schemaUrl(url, 'bench_steps'), durability });
+  const postgres = async (
+    durability: 'process-crash' | 'power-loss',
+    onDurable?: () => void,
+  ): Promise<PostgresSessionStore> => {
+    const store = await PostgresSessionStore.connect({
+      url: schemaUrl(url, 'bench_steps'),
+      durability,
+      ...(onDurable !== undefined ? { onDurable } : {}),
+    });
     stores.push(store);
     return store;
   };
-  const variants: [string, () => Promise<SessionStore>][] = [
-    ['memory (baseline)', async () => new MemorySessionStore()],
-    ['disk, process-crash', async () => new DiskSessionStore({ root, durability: 'process-crash' })],
-    ['postgres, process-crash', () => postgres('process-crash')],
-    ['disk, power-loss', async () => new DiskSessionStore({ root })],
-    ['postgres, power-loss', () => postgres('power-loss')],
-  ];
-  const results = new Map<string, { perStepUs: number; eventsPerS: number }[]>(
-    variants.map(([label]) => [label, []]),
+  const kinds: StepTool[] = ['read-only', 'writing'];
+  const variants: [string, StepTool, (onDurable: () => void) => Promise<SessionStore>][] = kinds.flatMap(
+    (kind): [string, StepTool, (onDurable: () => void) => Promise<SessionStore>][] => [
+      [`memory (baseline), ${kind}`, kind, async () => new MemorySessionStore()],
+      [
+        `disk, process-crash, ${kind}`,
+        kind,
+        async (onDurable) => new DiskSessionStore({ root, durability: 'process-crash', onDurable }),
+      ],
+      [`postgres, process-crash, ${kind}`, kind, (onDurable) => postgres('process-crash', onDurable)],
+      [`disk, power-loss, ${kind}`, kind, async (onDurable) => new DiskSessionStore({ root, onDurable })],
+      [`postgres, power-loss, ${kind}`, kind, (onDurable) => postgres('power-loss', onDurable)],
+    ],
   );
-  for (const [, make] of variants) await measureSteps(await make(), steps);
+  const results = new Map<string, StepRun[]>(variants.map(([label]) => [label, []]));
+  for (const [, kind, make] of variants) await measureSteps(make, steps, kind);
   for (let rep = 0; rep < reps; rep++) {
     for (let index = 0; index < variants.length; index++) {
-      const [label, make] = variants[(rep + index) % variants.length]!;
-      results.get(label)!.push(await measureSteps(await make(), steps));
+      const [label, kind, make] = variants[(rep + index) % variants.length]!;
+      results.get(label)!.push(await measureSteps(make, steps, kind));
     }
   }
-  const memory = median(results.get('memory (baseline)')!.map((row) => row.perStepUs));
-  console.log(
-    `W1-shaped sustained appends: ${steps} no-op tool steps × ${reps} reps (median; overhead over memory):`,
-  );
-  const overhead = new Map<string, number>();
-  for (const [label] of variants) {
-    const perStep = median(results.get(label)!.map((row) => row.perStepUs));
-    const eventsPerS = median(results.get(label)!.map((row) => row.eventsPerS));
-    overhead.set(label, perStep - memory);
+  for (const kind of kinds) {
+    const memory = median(results.get(`memory (baseline), ${kind}`)!.map((row) => row.perStepUs));
     console.log(
-      `  ${label.padEnd(26)} ${perStep.toFixed(0).padStart(6)} µs/step  ${eventsPerS.toFixed(0).padStart(7)} events/s  ` +
-        `overhead ${(perStep - memory).toFixed(0).padStart(6)} µs`,
+      `W1-shaped sustained appends, ${kind} no-op tool: ${steps} steps × ${reps} reps (median; overhead over ` +
+        'memory; commits or fdatasyncs that waited for storage, per step, over the whole turn):',
     );
-  }
-  for (const policy of ['process-crash', 'power-loss']) {
-    const ratio = overhead.get(`postgres, ${policy}`)! / Math.max(1, overhead.get(`disk, ${policy}`)!);
-    console.log(
-      `  PostgreSQL per-step overhead in ${policy}: ${ratio.toFixed(2)}× the disk store's` +
-        (policy === 'process-crash' ? ` (target ≤ 2×: ${ratio <= 2 ? 'met' : 'not met'})` : ''),
-    );
+    const overhead = new Map<string, number>();
+    for (const [label, variantKind] of variants) {
+      if (variantKind !== kind) continue;
+      const rows = results.get(label)!;
+      const perStep = median(rows.map((row) => row.perStepUs));
+      const eventsPerS = median(rows.map((row) => row.eventsPerS));
+      const syncs = median(rows.map((row) => row.syncs));
+      overhead.set(label, perStep - memory);
+      console.log(
+        `  ${label.padEnd(36)} ${perStep.toFixed(0).padStart(6)} µs/step  ${eventsPerS.toFixed(0).padStart(7)} events/s  ` +
+          `overhead ${(perStep - memory).toFixed(0).padStart(6)} µs` +
+          (label.startsWith('memory') ? '' : `  ${(syncs / steps).toFixed(3)} syncs/step`),
+      );
+    }
+    for (const policy of ['process-crash', 'power-loss']) {
+      const ratio =
+        overhead.get(`postgres, ${policy}, ${kind}`)! /
+        Math.max(1, overhead.get(`disk, ${policy}, ${kind}`)!);
+      console.log(
+        `  PostgreSQL per-step overhead in ${policy}: ${ratio.toFixed(2)}× the disk store's` +
+          (policy === 'process-crash' ? ` (target ≤ 2×: ${ratio <= 2 ? 'met' : 'not met'})` : ''),
+      );
+    }
+    console.log('');
   }
   const disk = new DiskSessionStore({ root });
   const pgStore = await postgres('power-loss');
@@ -175,7 +167,7 @@ async function compareStores(
     pgRate.push(await measureDurableChunks(pgStore, `chunks-${rep}`, chunks));
   }
   console.log(
-    `\nW2 streaming, every chunk durable (append + flush each of ${chunks} deltas, median of ${reps}):`,
+    `W2 streaming, every chunk durable (append + flush each of ${chunks} deltas, median of ${reps}):`,
   );
   console.log(`  disk      ${median(diskRate).toFixed(0).padStart(7)} chunks/s`);
   console.log(

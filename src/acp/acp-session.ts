@@ -224,6 +224,8 @@ export class AcpSession {
       signal.addEventListener('abort', onAbort, { once: true });
       disposers.push(() => signal.removeEventListener('abort', onAbort));
       const reason = await ended;
+      // The answer acknowledges the prompt: the turn that took it is durable in the log first.
+      await this.agent.session.checkpoint('flush');
       await this.flushed();
       return reason === 'discarded' ? 'cancelled' : stopReasonOf(reason);
     } finally {

@@ -119,9 +119,17 @@ export class StepRunner {
     if (system !== '') request.system = system;
     if (tools.length > 0) request.tools = tools;
     Object.freeze(request);
+    let durable: Promise<void> | undefined;
     if (session.persistent) {
-      await session.checkpoint('request', signal);
-      throwIfAborted(signal);
+      // A log known to be broken ends the turn before the request goes out. Otherwise the request (it
+      // has no side effect) is sent while the log's checkpoint runs; the step looks at the checkpoint's
+      // outcome once the answer is in, before anything else happens.
+      const broken = session.checkpointFailure;
+      if (broken !== undefined) throw broken;
+      durable = session.checkpoint('request', signal);
+      durable.catch(() => {
+        // Awaited below once the stream is consumed; a step that fails earlier reports its own error.
+      });
     }
     const stream = await this.#llm.stream(request, { signal, route, scope: this.#agent.id });
     const assembler = new BlockAssembler();
@@ -134,6 +142,12 @@ export class StepRunner {
         assembler.push(chunk);
       });
       throwIfAborted(signal);
+      if (durable !== undefined) {
+        await durable;
+        // A background write or sync that failed while the answer streamed ends the turn here.
+        const broken = session.checkpointFailure;
+        if (broken !== undefined) throw broken;
+      }
     } catch (error) {
       if (signal.aborted) {
         const prefix = assembler.interruptedPrefix();

@@ -4,6 +4,7 @@ import { createToolResultMessage } from '../llm/index.ts';
 import type { Session } from '../session/index.ts';
 import type {
   PreparedCall,
+  ToolCallInfo,
   ToolExecution,
   ToolExecutionResult,
   ToolPipeline,
@@ -123,6 +124,13 @@ class ScheduleRun {
     return this.#registry.classify(info.tool, info.args).kind === 'parallel';
   }
 
+  /** False for a tool that declares itself read-only (`effect: 'read'`) or this call concurrency-safe. */
+  #mayHaveSideEffects(info: ToolCallInfo): boolean {
+    const tool = info.tool;
+    if (tool === undefined) return true;
+    return tool.effect !== 'read' && this.#registry.classify(tool, info.args).kind !== 'parallel';
+  }
+
   // Arguments are parsed and validated once per call; classification and the pipeline share the result.
   #describe(call: ToolCallBlock): ReturnType<ToolPipeline['describe']> {
     let described = this.#described.get(call);
@@ -171,7 +179,9 @@ class ScheduleRun {
       return;
     }
     try {
-      if (session.persistent) await session.checkpoint('tool', signal);
+      // Only a body that can change the world waits for the log to be durable: a read-only or
+      // concurrency-safe call repeats harmlessly if a crash loses its record.
+      if (session.persistent && this.#mayHaveSideEffects(info)) await session.checkpoint('tool', signal);
     } catch (error) {
       this.#settle(record, undefined, true, error);
       return;

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Agent, ApprovalDecision, ContentBlock, Harness, ModelInfo, SessionSummary } from '../index.ts';
 import { HarnessError, summarizeSession } from '../internal.ts';
+import { acknowledgeDurably } from './durable-acknowledgement.ts';
 import { goalBudgetRoutes } from './goal-budget-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { HttpError } from './http-error.ts';
@@ -252,6 +253,7 @@ async function sendMessage(
       : [...(text.trim() === '' ? [] : [{ type: 'text' as const, text }]), ...images];
   const message =
     mode === 'steer' ? agent.steer(input) : mode === 'inject' ? agent.inject(input) : agent.followup(input);
+  await acknowledgeDurably(agent);
   return { status: 202, body: { message, state: context.hub.state(agent.id) } };
 }
 
@@ -283,6 +285,7 @@ async function sendNow(context: ApiContext, [sessionId, messageId]: readonly str
     agent.inbox.remove(messageId!);
     agent.followup(found.message);
   }
+  await acknowledgeDurably(agent);
   return { body: { sent: messageId, state: context.hub.state(agent.id) } };
 }
 

@@ -9,6 +9,7 @@ import {
   stopAfterBudget,
 } from '../index.ts';
 import type { ApiAnswer, ApiContext, Route } from './api-routes.ts';
+import { acknowledgeDurably } from './durable-acknowledgement.ts';
 import { HttpError } from './http-error.ts';
 import { objectBody } from './request-body.ts';
 
@@ -47,6 +48,7 @@ async function startGoal(
   context.hub.keepApprover(agent.id);
   // setGoal records goal/set and queues the objective as a followup (a turn starts when idle).
   const goal = setGoal(agent, objective, maxRounds !== undefined ? { maxRounds } : {});
+  await acknowledgeDurably(agent);
   return { status: 201, body: { goal, state: context.hub.state(agent.id) } };
 }
 
@@ -73,6 +75,7 @@ async function continueBudget(
   // Both fail with BUDGETS_NOT_INSTALLED before the log changes when no budgets plugin governs the agent.
   const report = raise !== undefined ? raiseBudget(agent, raise) : budgetUsage(agent);
   const message = continueAfterBudget(agent);
+  await acknowledgeDurably(agent);
   return { status: 202, body: { budget: report, message, state: context.hub.state(agent.id) } };
 }
 

@@ -10,7 +10,7 @@ export class HttpError extends HarnessError {
   }
 }
 
-// Harness error codes that mean "the client asked for something wrong", mapped to their HTTP status.
+// Harness error codes mapped to their HTTP status: what the client asked for wrong, or (503) could not store.
 const statusOfCode: Readonly<Record<string, number>> = {
   SESSION_NOT_FOUND: 404,
   SESSION_EXISTS: 409,
@@ -28,6 +28,8 @@ const statusOfCode: Readonly<Record<string, number>> = {
   UNKNOWN_MODEL: 400,
   INVALID_GOAL: 400,
   INVALID_BUDGET: 400,
+  // The log could not be made durable (a full disk, a lost database): the server cannot take it now.
+  CHECKPOINT_FAILED: 503,
   GOALS_NOT_INSTALLED: 501,
   BUDGETS_NOT_INSTALLED: 501,
 };

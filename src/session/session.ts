@@ -34,8 +34,10 @@ export interface SessionHeader {
 export interface SessionPersistence {
   /** Receives every committed event, synchronously, in seq order; must not block. */
   write(event: AnySessionEvent): void;
-  /** Makes everything written so far durable; rejects when it cannot. */
+  /** Makes everything written so far durable (or schedules it, for `request`); rejects when it cannot. */
   checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void>;
+  /** The failure that makes every later checkpoint reject, as soon as it is known (a background write). */
+  readonly failure?: Error | undefined;
 }
 
 /** The moments the loop asks for durability. */
@@ -205,6 +207,12 @@ export class Session {
     return pending.catch((error: unknown) => {
       throw this.#checkpointFailed(error);
     });
+  }
+
+  /** The persistence's failure as `CHECKPOINT_FAILED` once known: every later checkpoint fails with it. */
+  get checkpointFailure(): SessionError | undefined {
+    const failure = this.#persistence?.failure;
+    return failure === undefined ? undefined : this.#checkpointFailed(failure);
   }
 
   #checkpointFailed(cause: unknown): SessionError {

@@ -283,7 +283,13 @@ export class ChatScreen implements Component {
       else {
         // Idle: "send now" starts the turn that takes it.
         inbox.remove(entry.message.id);
-        this.#chat.send(entry.message.content, 'next-turn');
+        this.#deliver(entry.message.content, 'next-turn').catch((error: unknown) => {
+          const code = error instanceof HarnessError ? error.code : 'SEND_FAILED';
+          this.notice(
+            `Not sent — ${code}: ${error instanceof Error ? error.message : String(error)}`,
+            'error',
+          );
+        });
       }
       this.notice(`Sent now: ${oneLine(entry.message)}`);
     } else if (data === 'e') {
@@ -323,7 +329,7 @@ export class ChatScreen implements Component {
     const chat = this.#chat;
     try {
       if (mentionedPaths(text).length === 0) {
-        chat.send(text, target);
+        await this.#deliver(text, target);
         return;
       }
       const controller = new AbortController();
@@ -339,11 +345,24 @@ export class ChatScreen implements Component {
         if (outcome.attached) this.notice(`Attached ${outcome.display} (${outcome.bytes} bytes).`);
         else this.notice(`@${outcome.path} was not attached — ${outcome.code}: ${outcome.reason}`, 'error');
       }
-      chat.send(content, target);
+      await this.#deliver(content, target);
     } catch (error) {
       const code = error instanceof HarnessError ? error.code : 'SEND_FAILED';
       this.#editor.setText(text);
       this.notice(`Not sent — ${code}: ${error instanceof Error ? error.message : String(error)}`, 'error');
+    }
+  }
+
+  /** Hands a prompt to the session; a log that cannot save it is reported (the message stays queued). */
+  async #deliver(content: Parameters<ChatSession['send']>[0], target: InboxTarget): Promise<void> {
+    try {
+      await this.#chat.send(content, target);
+    } catch (error) {
+      // Anything but a failed checkpoint means the message was not queued: the caller reports it.
+      if (!(error instanceof HarnessError) || error.code !== 'CHECKPOINT_FAILED') throw error;
+      const code = error.code;
+      this.notice(`Queued, but the session log could not save it — ${code}: ${error.message}`, 'error');
+      this.#tui.requestRender();
     }
   }
 

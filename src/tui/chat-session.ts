@@ -137,10 +137,14 @@ export class ChatSession {
     }
   }
 
-  /** Sends a prompt: `next-step` steers the running turn, `next-turn` queues (or starts) a turn. */
-  send(message: MessageInput, target: InboxTarget): void {
+  /**
+   * Sends a prompt: `next-step` steers the running turn, `next-turn` queues (or starts) a turn. Resolves
+   * once the message is durable in the session log; rejects with `CHECKPOINT_FAILED` when it cannot be.
+   */
+  async send(message: MessageInput, target: InboxTarget): Promise<void> {
     if (target === 'next-step' && this.agent.status === 'running') this.agent.steer(message);
     else this.agent.followup(message);
+    await this.agent.session.checkpoint('flush');
   }
 
   /** Cancels the running turn as the user, keeping what is queued. */

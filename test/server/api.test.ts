@@ -1,6 +1,9 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Harness, UserMessage } from '../../src/index.ts';
-import { MemorySessionStore, compactSession, createHarness } from '../../src/index.ts';
+import { DiskSessionStore, MemorySessionStore, compactSession, createHarness } from '../../src/index.ts';
 import type { ServerSettings } from '../../src/server/index.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 import type { ServerFixture } from './support.ts';
@@ -10,8 +13,10 @@ type Json = Record<string, unknown>;
 
 describe('server JSON API', () => {
   let f: ServerFixture;
+  const directories: string[] = [];
   afterEach(async () => {
     await f.close();
+    for (const directory of directories.splice(0)) await rm(directory, { recursive: true, force: true });
   });
 
   async function newSession(body: Json = {}): Promise<string> {
@@ -186,6 +191,30 @@ describe('server JSON API', () => {
     expect(busy.json).toMatchObject({ error: { code: 'AGENT_BUSY' } });
     agent.cancel({ kind: 'user' });
     await agent.whenIdle();
+  });
+
+  it('a message is in the session file before its send is acknowledged, while the model is still answering', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'rein-ack-'));
+    directories.push(directory);
+    // A long batch window: only a checkpoint can have written anything; the model answers slowly.
+    const store = new DiskSessionStore({ root: directory, batchWindowMs: 60_000 });
+    f = await serverFixture([{ text: ['slow ', 'answer'], delayMs: 2_000 }], { store });
+    const id = await newSession();
+    const answer = await f.api('POST', `/api/sessions/${id}/messages`, { text: 'keep this' });
+    expect(answer.status).toBe(202);
+    const messageId = (answer.json as { message: { id: string } }).message.id;
+    // Another reader (as another process would) finds the message on disk at the acknowledgement.
+    const stored = await new DiskSessionStore({ root: directory }).read(id);
+    const queued = stored.events.filter(
+      (event) =>
+        event.type === 'agent/inbox/spliced' &&
+        JSON.stringify(event.data).includes(`"id":"${messageId}"`) &&
+        JSON.stringify(event.data).includes('keep this'),
+    );
+    expect(queued).toHaveLength(1);
+    expect(f.harness.agents.get(id)!.status).toBe('running');
+    await f.api('POST', `/api/sessions/${id}/cancel`, {});
+    await f.harness.agents.get(id)!.whenIdle();
   });
 
   it('a send to a session held by another process answers 409 SESSION_LOCKED with a clear message; nothing changes', async () => {

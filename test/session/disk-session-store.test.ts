@@ -102,44 +102,108 @@ describe('DiskSessionStore: the file', () => {
     expect(await readdir(join(root, '.summaries'))).toEqual(['format.json']);
   });
 
-  it('makes the log durable at each checkpoint: a tool body already finds its call on disk', async () => {
-    const seenOnDisk: boolean[] = [];
-    const tools = scenarioTools().map((tool) =>
-      tool.name === 'read_file'
-        ? ({
-            ...tool,
-            execute: async (_args: never, context: { session: { id: string } }) => {
-              // Reads never lock: this is what another process would find in the file now.
-              const { events } = await new DiskSessionStore({ root }).read(context.session.id);
-              seenOnDisk.push(
-                events.some(
-                  (event) =>
-                    event.type === 'tool/call' && (event.data as { callId: string }).callId === 'call_1',
-                ),
-              );
-              return 'ok';
-            },
-          } as unknown as typeof tool)
-        : tool,
+  it('makes the log durable before a tool body with side effects, not before a read-only one', async () => {
+    const seenOnDisk: Record<string, boolean> = {};
+    const tools = scenarioTools().map(
+      (tool) =>
+        ({
+          ...tool,
+          execute: async (_args: never, context: { session: { id: string }; callId: string }) => {
+            const text = await readFile(join(root, `${context.session.id}.jsonl`), 'utf8');
+            seenOnDisk[context.callId] =
+              text.includes('"type":"tool/call"') && text.includes(`"callId":"${context.callId}"`);
+            return 'ok';
+          },
+        }) as unknown as typeof tool,
     );
     const model = new ScriptedProvider({
       responses: [
-        { toolCalls: [{ id: 'call_1', name: 'read_file', arguments: { path: 'a' } }] },
+        { toolCalls: [{ id: 'call_read', name: 'read_file', arguments: { path: 'a' } }] },
+        { toolCalls: [{ id: 'call_write', name: 'write_file', arguments: { path: 'b', text: 'x' } }] },
         { text: 'done' },
       ],
     });
-    // A long batch window: only the checkpoint can have put the call on disk.
+    // A long batch window: only a checkpoint can have put a call on disk.
     const store = new DiskSessionStore({ root, batchWindowMs: 60_000 });
     const harness = createHarness({ providers: [model], tools, store });
     const agent = await harness.createAgent({ id: 'durable', provider: 'scripted', model: 'test-model' });
     agent.followup('go');
     await agent.whenIdle();
-    expect(seenOnDisk).toEqual([true]);
+    // The read-only call ran on a log still in memory; the write found its call (and all before it) on disk.
+    expect(seenOnDisk).toEqual({ call_read: false, call_write: true });
     // Turn end is a checkpoint too: another reader (as another process would) sees the whole turn
     // while this agent still holds the session for writing.
     const stored = await new DiskSessionStore({ root }).read('durable');
     expect(stored.events).toEqual(JSON.parse(JSON.stringify(agent.session.events)));
     await harness.dispose();
+  });
+
+  describe('fdatasyncs per step', () => {
+    const steps = 12;
+
+    /** Runs one turn of `steps` tool steps and a final answer; returns the durable counts reported per sync. */
+    async function syncsOfTurn(
+      effect: 'read' | 'write',
+      durability: 'power-loss' | 'process-crash',
+    ): Promise<{ syncs: number[]; events: readonly AnySessionEvent[]; bodies: number[] }> {
+      const syncs: number[] = [];
+      const bodies: number[] = [];
+      const tool = {
+        name: 'touch',
+        description: 'Changes (or reads) nothing in particular',
+        effect,
+        parameters: { type: 'object', properties: {}, additionalProperties: false },
+        execute: () => {
+          bodies.push(syncs.length);
+          return 'ok';
+        },
+      };
+      const model = new ScriptedProvider({
+        responses: [
+          ...Array.from({ length: steps }, (_, index) => ({
+            toolCalls: [{ id: `call_${index}`, name: 'touch', arguments: {} }],
+          })),
+          { text: 'done' },
+        ],
+      });
+      // A long batch window: no background write or sync can land inside the turn.
+      const store = new DiskSessionStore({
+        root,
+        batchWindowMs: 60_000,
+        durability,
+        onDurable: (_id, count) => syncs.push(count),
+      });
+      const harness = createHarness({ providers: [model], tools: [tool as never], store });
+      const agent = await harness.createAgent({ provider: 'scripted', model: 'test-model' });
+      agent.followup('go');
+      await agent.whenIdle();
+      const events = agent.session.events;
+      await harness.dispose();
+      return { syncs, events, bodies };
+    }
+
+    it('power-loss, a writing tool: exactly one fdatasync per step, before its body, covering every event before it', async () => {
+      const { syncs, events, bodies } = await syncsOfTurn('write', 'power-loss');
+      // One sync before each body, one at turn end; none before requests (they go on while it runs).
+      expect(syncs).toHaveLength(steps + 1);
+      expect(bodies).toEqual(Array.from({ length: steps }, (_, index) => index + 1));
+      const calls = events.filter((event) => event.type === 'tool/call');
+      for (let index = 0; index < steps; index++) {
+        // Every event up to and including the call was durable when its body ran.
+        expect(syncs[index]).toBe(calls[index]!.seq + 1);
+      }
+      expect(syncs.at(-1)).toBe(events.length);
+    });
+
+    it('power-loss, a read-only tool: no fdatasync inside the turn, one at its end', async () => {
+      const { syncs, events } = await syncsOfTurn('read', 'power-loss');
+      expect(syncs).toEqual([events.length]);
+    });
+
+    it('process-crash: only the turn end syncs; a writing body finds its call written to the OS', async () => {
+      const { syncs, events } = await syncsOfTurn('write', 'process-crash');
+      expect(syncs).toEqual([events.length]);
+    });
   });
 });
 

@@ -112,13 +112,12 @@ describe('a disk that refuses writes', () => {
     await probe.exited;
     const probeResult = await probe.waitFor('result');
     expect(probeResult).toMatchObject({ executed: true, turnEnd: { reason: { kind: 'completed' } } });
-    const sizes = probe.reports
-      .filter((report) => report.kind === 'durable')
-      .map((report) => report.bytes as number);
-    // sizes[0]: before the first request; sizes[1]: before the tool body (the streamed chunks in between).
-    const [beforeRequest, beforeTool] = sizes as [number, number];
-    expect(beforeTool - beforeRequest).toBeGreaterThan(2048);
-    const blocks = Math.ceil((beforeRequest + 1024) / 512);
+    // The file as created, and as the tool body finds it (the request and the streamed chunks in between,
+    // written by the checkpoint before the body).
+    const created = (await probe.waitFor('created')).bytes as number;
+    const beforeTool = (await probe.waitFor('tool-body')).bytes as number;
+    expect(beforeTool - created).toBeGreaterThan(2048);
+    const blocks = Math.ceil((created + 1024) / 512);
     expect(blocks * 512).toBeLessThan(beforeTool);
 
     const root = join(directory, 'full');
@@ -132,6 +131,32 @@ describe('a disk that refuses writes', () => {
     // The file is cut at the limit (perhaps mid-line) and still loads to its complete prefix.
     const stored = await new DiskSessionStore({ root }).read('limited');
     expect(stored.events.length).toBeGreaterThan(0);
+    expect(stored.events.map((event) => event.seq)).toEqual(stored.events.map((_, index) => index));
+  }, 60_000);
+  it('a background write that fails while read-only steps run ends the turn with CHECKPOINT_FAILED at the next step', async () => {
+    const probeRoot = join(directory, 'probe-reads');
+    const probe = runSessionChild(bundle, ['fsize-reads', probeRoot, 'reads']);
+    await probe.exited;
+    const created = (await probe.waitFor('created')).bytes as number;
+    expect(await probe.waitFor('result')).toMatchObject({
+      steps: 61,
+      turnEnd: { reason: { kind: 'completed' } },
+    });
+
+    const root = join(directory, 'full-reads');
+    const child = runSessionChildWithFileLimit(bundle, Math.ceil((created + 1024) / 512), [
+      'fsize-reads',
+      root,
+      'reads',
+    ]);
+    await child.exited;
+    const result = await child.waitFor('result');
+    // The failed write surfaced as a typed error and stopped the turn well before its 61 steps.
+    expect(result.turnEnd).toMatchObject({ reason: { kind: 'error', error: { code: 'CHECKPOINT_FAILED' } } });
+    expect(result.steps as number).toBeLessThan(61);
+    // Every logged call still has exactly one result, in order.
+    expect(result.results).toEqual(result.calls);
+    const stored = await new DiskSessionStore({ root }).read('reads');
     expect(stored.events.map((event) => event.seq)).toEqual(stored.events.map((_, index) => index));
   }, 60_000);
 });

@@ -103,7 +103,8 @@ describePostgres('PostgreSQL restarted or stopped mid-turn', () => {
           text: ['Stopping ', 'the database.'],
           toolCalls: [{ id: 'call_h', name: 'halt_database', arguments: {} }],
         },
-        { text: ['never ', 'reached'] },
+        // Slower than the request's commit takes to fail (the batch window, then the retry window).
+        { text: ['never ', 'used'], delayMs: 500 },
         { text: ['Back ', 'again.'] },
       ],
     });
@@ -119,8 +120,10 @@ describePostgres('PostgreSQL restarted or stopped mid-turn', () => {
       reason: { kind: 'error', error: { code: 'CHECKPOINT_FAILED' } },
     });
     expect(JSON.stringify(turnEnd.data)).toContain('cannot reach postgres://');
-    // The model was never asked again: the request checkpoint failed first.
-    expect(model.requests).toHaveLength(1);
+    // The request went out while its commit was retried; the commit's failure ended the turn before
+    // the answer was used (no assistant message).
+    expect(model.requests).toHaveLength(2);
+    expect(session.eventsOfType('assistant/message')).toHaveLength(1);
     // What the tool's checkpoint made durable before it ran is everything acknowledged.
     const acknowledged = session.events.slice(
       0,

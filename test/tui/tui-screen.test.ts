@@ -77,6 +77,11 @@ describe.skipIf(pty === undefined)('the TUI screen', () => {
     first.type(keys.enter);
     await first.waitFor('partial answer');
     const [id] = fixture.sessionIds();
+    // The request's events reach the file within the batch window while the answer streams (a request
+    // waits for no disk); the kill comes once they are there, mid-turn.
+    while (!(await fixture.events(id!)).some((event) => event.type === 'assistant/chunk')) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     first.kill('SIGKILL');
     await first.exited();
     const second = fixture.start(['--continue']);

@@ -37,7 +37,7 @@ export interface DiskSessionStoreOptions {
   pricing?: PricingLookup;
   /** Called after each successful data sync of a live session with its number of durable events. */
   onDurable?: (sessionId: string, eventCount: number) => void;
-  /** Which checkpoints fdatasync: every one (`power-loss`, the default) or only turn ends (`process-crash`). */
+  /** What survives what (`SessionDurability`): `power-loss` (the default) or `process-crash`. */
   durability?: SessionDurability;
 }
 

@@ -46,7 +46,7 @@ export interface PostgresSessionStoreOptions {
   leaseMs?: number;
   /** How long appended events may wait in memory before a background commit; 100 ms by default. */
   batchWindowMs?: number;
-  /** Which checkpoints wait for the WAL flush (as on disk): every one (`power-loss`) or turn ends. */
+  /** What survives what, as on disk (`SessionDurability`): `power-loss` (the default) or `process-crash`. */
   durability?: SessionDurability;
   /** How long a lost connection is retried before a checkpoint fails; 15 s by default. */
   retryMs?: number;

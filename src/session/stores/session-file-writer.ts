@@ -4,6 +4,8 @@ import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { CheckpointReason, SessionPersistence } from '../session.ts';
 import type { AnySessionEvent } from '../session-event.ts';
+import { CheckpointBatcher } from './checkpoint-batcher.ts';
+import type { SessionDurability } from './checkpoint-batcher.ts';
 import { linkIntoPlace } from './link-into-place.ts';
 import { fullEnvelopeEncoder } from './compact-log-codec.ts';
 import type { SessionLineEncoder } from './compact-log-codec.ts';
@@ -16,54 +18,38 @@ export interface SessionFileWriterOptions {
   batchWindowMs?: number;
   /** Called after each successful data sync with the number of events now durable. */
   onDurable?: (eventCount: number) => void;
-  /** Which checkpoints force data to disk; every one does by default (see `SessionDurability`). */
+  /** Which checkpoints force data to disk (see `SessionDurability`); `power-loss` by default. */
   durability?: SessionDurability;
 }
 
-/**
- * How far a checkpoint goes. `power-loss` (default): every checkpoint writes and fdatasyncs, so what
- * was checkpointed survives a machine crash. `process-crash`: every checkpoint writes to the OS (which
- * survives the process being killed) and only turn ends, flushes and closes fdatasync.
- */
-export type SessionDurability = 'power-loss' | 'process-crash';
-
-const settled: Promise<void> = Promise.resolve();
-
-// A batch this large is written at once rather than waiting for its window.
-const maxBatchBytes = 1 << 20;
+export type { SessionDurability } from './checkpoint-batcher.ts';
 
 /**
- * The persistence sink of one live session file: `write` buffers lines synchronously, a timer writes
- * them in batches, and `checkpoint` writes what is buffered and forces it to disk (fdatasync). After
- * the first failure every later checkpoint rejects with it, so no tool runs on an unsaved log.
+ * The persistence sink of one live session file: `write` buffers lines synchronously and the shared
+ * checkpoint batcher writes them in batches and forces them to disk (fdatasync) where its policy says.
+ * After the first failure every later checkpoint rejects with it, so no tool runs on an unsaved log.
  */
 export class SessionFileWriter implements SessionPersistence {
   readonly path: string;
-  readonly #batchWindowMs: number;
   readonly #onDurable: ((eventCount: number) => void) | undefined;
-  readonly #durability: SessionDurability;
+  readonly #batch: CheckpointBatcher;
   #handle: FileHandle | undefined;
-  #pending: string[] = [];
-  #pendingBytes = 0;
-  #pendingEvents = 0;
   #writtenEvents = 0;
   #syncedEvents = 0;
-  #timer: NodeJS.Timeout | undefined;
-  // Every file operation runs on this chain, one at a time and in order.
-  #chain: Promise<void> = Promise.resolve();
-  // Operations on the chain that have not finished yet.
-  #queued = 0;
-  #failure: Error | undefined;
-  #closed = false;
   // Events written before the file's format is known (the session's own first appends) wait here.
   #encoder: SessionLineEncoder | undefined;
   readonly #early: AnySessionEvent[] = [];
 
   constructor(options: SessionFileWriterOptions) {
     this.path = options.path;
-    this.#batchWindowMs = options.batchWindowMs ?? 100;
     this.#onDurable = options.onDurable;
-    this.#durability = options.durability ?? 'power-loss';
+    this.#batch = new CheckpointBatcher(
+      {
+        store: (lines, sync) => this.#store(lines, sync),
+        failure: (error) => ioError(this.path, error),
+      },
+      { batchWindowMs: options.batchWindowMs ?? 100, durability: options.durability ?? 'power-loss' },
+    );
   }
 
   /**
@@ -72,7 +58,7 @@ export class SessionFileWriter implements SessionPersistence {
    * crash leaves either no session or a complete header; an existing file fails with EEXIST.
    */
   async create(initial: string, initialEvents: number): Promise<void> {
-    await this.#run(async () => {
+    await this.#batch.run(async () => {
       await linkIntoPlace(this.path, initial, { sync: true });
       await syncDirectory(dirname(this.path));
       this.#handle = await open(this.path, constants.O_WRONLY | constants.O_APPEND);
@@ -91,7 +77,7 @@ export class SessionFileWriter implements SessionPersistence {
     initial: string,
     initialEvents: number,
   ): Promise<void> {
-    await this.#run(async () => {
+    await this.#batch.run(async () => {
       this.#handle = await open(this.path, constants.O_WRONLY | constants.O_APPEND);
       if (tornBytes > 0) await this.#handle.truncate(completeBytes);
       if (initial !== '') this.#writeAll(Buffer.from(initial, 'utf8'));
@@ -110,140 +96,59 @@ export class SessionFileWriter implements SessionPersistence {
     for (const event of this.#early.splice(0)) this.write(event);
   }
 
+  /** The first failure (a write or sync that failed), if any. */
+  get failure(): Error | undefined {
+    return this.#batch.failure;
+  }
+
   /** The number of events known to be on disk. */
   get durableEvents(): number {
     return this.#syncedEvents;
   }
 
   write(event: AnySessionEvent): void {
-    if (this.#failure !== undefined || this.#closed) return;
     if (this.#encoder === undefined) {
       this.#early.push(event);
       return;
     }
-    const line = this.#encoder.encode(event);
-    this.#pending.push(line);
-    this.#pendingBytes += line.length;
-    this.#pendingEvents++;
-    if (this.#pendingBytes >= maxBatchBytes) {
-      this.#flushSoon(0);
-    } else {
-      this.#flushSoon(this.#batchWindowMs);
-    }
+    this.#batch.add(this.#encoder.encode(event));
   }
 
   checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
-    const sync = this.#durability === 'power-loss' || reason === 'turn-end' || reason === 'flush';
-    if (!sync && this.#queued === 0 && this.#handle !== undefined && this.#failure === undefined) {
-      // Nothing else is in flight: write straight away instead of queueing behind an empty chain, and
-      // answer with a settled promise (no async round trip: this runs twice per step).
-      try {
-        this.#flushPending();
-      } catch (error) {
-        this.#failure = ioError(this.path, error);
-        return Promise.reject(this.#failure);
-      }
-      return settled;
-    }
-    return this.#checkpointInOrder(sync, signal);
-  }
-
-  async #checkpointInOrder(sync: boolean, signal: AbortSignal | undefined): Promise<void> {
-    const done = this.#run(async () => {
-      this.#flushPending();
-      if (sync) await this.#sync();
-    });
-    if (signal === undefined) return done;
-    signal.throwIfAborted();
-    // The sync goes on in the background; an aborted caller just stops waiting for it.
-    await new Promise<void>((resolve, reject) => {
-      const onAbort = (): void =>
-        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-      signal.addEventListener('abort', onAbort, { once: true });
-      done.then(
-        () => {
-          signal.removeEventListener('abort', onAbort);
-          resolve();
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(error instanceof Error ? error : new Error(String(error)));
-        },
-      );
-    });
+    return this.#batch.checkpoint(reason, signal);
   }
 
   /** Writes and syncs what is buffered, then closes the file; rejects with the first write failure. */
   async close(): Promise<void> {
-    if (this.#closed) return this.#chain;
-    const final = this.#run(async () => {
-      this.#flushPending();
-      await this.#sync();
-    });
-    this.#closed = true;
     try {
-      await final;
+      await this.#batch.close();
     } finally {
-      if (this.#timer !== undefined) clearTimeout(this.#timer);
-      await this.#chain.catch(() => {
-        // The failure was already reported by `final`.
-      });
       await this.#handle?.close();
       this.#handle = undefined;
     }
   }
 
-  #flushSoon(delayMs: number): void {
-    if (this.#timer !== undefined) {
-      if (delayMs > 0) return;
-      clearTimeout(this.#timer);
+  #store(lines: string[], sync: boolean): Promise<void> | void {
+    if (lines.length > 0) {
+      this.#writeText(lines.join(''));
+      this.#writtenEvents += lines.length;
     }
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#run(() => this.#flushPending()).catch(() => {
-        // Recorded in #failure; the next checkpoint (before any tool or request) reports it.
-      });
-    }, delayMs);
-  }
-
-  #run(operation: () => Promise<void> | void): Promise<void> {
-    this.#queued++;
-    const next = this.#chain.then(async () => {
-      try {
-        if (this.#failure !== undefined) throw this.#failure;
-        try {
-          await operation();
-        } catch (error) {
-          this.#failure = ioError(this.path, error);
-          throw this.#failure;
-        }
-      } finally {
-        this.#queued--;
-      }
-    });
-    this.#chain = next.catch(() => {
-      // Later operations see #failure and reject on their own.
-    });
-    return next;
-  }
-
-  #flushPending(): void {
-    if (this.#pending.length === 0) return;
-    const text = this.#pending.join('');
-    const events = this.#pendingEvents;
-    this.#pending = [];
-    this.#pendingBytes = 0;
-    this.#pendingEvents = 0;
-    this.#writeAll(Buffer.from(text, 'utf8'));
-    this.#writtenEvents += events;
+    if (sync && this.#syncedEvents < this.#writtenEvents) return this.#sync();
   }
 
   async #sync(): Promise<void> {
-    if (this.#syncedEvents >= this.#writtenEvents) return;
     const target = this.#writtenEvents;
     await this.#handle!.datasync();
     this.#syncedEvents = target;
     this.#onDurable?.(target);
+  }
+
+  #writeText(text: string): void {
+    // Written as a string: no Buffer (another copy of the batch) is made for it.
+    const written = writeSync(this.#handle!.fd, text);
+    // A short write (rare on a regular file) goes on from the byte it stopped at.
+    if (written < Buffer.byteLength(text, 'utf8'))
+      this.#writeAll(Buffer.from(text, 'utf8').subarray(written));
   }
 
   #writeAll(buffer: Buffer): void {

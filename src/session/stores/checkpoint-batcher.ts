@@ -1,0 +1,243 @@
+import type { CheckpointReason } from '../session.ts';
+
+/**
+ * How far a checkpoint goes. `power-loss` (default): what must be durable is forced to storage
+ * (fdatasync, a WAL flush), so it survives a machine crash. `process-crash`: it is handed to the OS or
+ * the database server (which survives the process being killed); only turn ends, flushes and closes
+ * force it to storage.
+ */
+export type SessionDurability = 'power-loss' | 'process-crash';
+
+/** Where a batcher's batches go: a session file, a database. */
+export interface BatchSink {
+  /**
+   * Stores `lines` (possibly none) where a killed process cannot lose them; with `sync`, also forces
+   * everything stored so far to storage. Returning nothing means it finished synchronously.
+   */
+  store(lines: string[], sync: boolean, signal: AbortSignal | undefined): Promise<void> | void;
+  /** The typed error a failure of `store` (or of an owner's operation) becomes. */
+  failure(error: unknown): Error;
+}
+
+/** Options of a checkpoint batcher. */
+export interface CheckpointBatcherOptions {
+  /** How long lines may wait in memory before a background store, and a request's lines for their sync. */
+  batchWindowMs: number;
+  durability: SessionDurability;
+}
+
+const settled: Promise<void> = Promise.resolve();
+
+// A batch this large is stored at once rather than waiting for its window.
+const maxBatchBytes = 1 << 20;
+
+/**
+ * The checkpoint policy and batching shared by the session stores' writers: lines are buffered
+ * synchronously and stored in the background after the batch window; every store operation runs on
+ * one chain, in order. A `request` checkpoint never waits (the request has no side effect): the lines
+ * go with the next batch and, under `power-loss`, a sync follows within the window unless a waiting
+ * checkpoint syncs first. `tool` waits for the store (and, under `power-loss`, the sync); `turn-end`
+ * and `flush` always wait for the sync. After the first failure every later checkpoint rejects with it.
+ */
+export class CheckpointBatcher {
+  readonly #sink: BatchSink;
+  readonly #batchWindowMs: number;
+  readonly #durability: SessionDurability;
+  #pending: string[] = [];
+  #pendingBytes = 0;
+  // Lines were stored since the last sync.
+  #unsynced = false;
+  #storeTimer: NodeJS.Timeout | undefined;
+  #storeImmediately = false;
+  #syncTimer: NodeJS.Timeout | undefined;
+  #chain: Promise<void> = settled;
+  // Operations started and not finished yet.
+  #queued = 0;
+  #failure: Error | undefined;
+  #closed = false;
+
+  constructor(sink: BatchSink, options: CheckpointBatcherOptions) {
+    this.#sink = sink;
+    this.#batchWindowMs = options.batchWindowMs;
+    this.#durability = options.durability;
+  }
+
+  /** The first failure, if any. */
+  get failure(): Error | undefined {
+    return this.#failure;
+  }
+
+  /** Records a failure found outside a store (a lost lease): every later checkpoint rejects with it. */
+  fail(error: Error): void {
+    this.#failure ??= error;
+  }
+
+  /** Buffers one line; ignored after a failure or close. */
+  add(line: string): void {
+    if (this.#failure !== undefined || this.#closed) return;
+    this.#pending.push(line);
+    this.#pendingBytes += line.length;
+    this.#storeSoon(this.#pendingBytes >= maxBatchBytes ? 0 : this.#batchWindowMs);
+  }
+
+  /** Puts `lines` in front of everything buffered (lines that precede what was added meanwhile). */
+  prepend(lines: readonly string[]): void {
+    if (lines.length > 0) this.#pending = [...lines, ...this.#pending];
+  }
+
+  /** Applies the checkpoint policy for `reason`; an aborted `signal` stops the wait, not the store. */
+  checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    if (reason === 'request') {
+      const unsynced = this.#pending.length > 0 || this.#unsynced || this.#queued > 0;
+      if (this.#durability === 'power-loss' && this.#syncTimer === undefined && unsynced && !this.#closed) {
+        this.#syncTimer = setTimeout(() => {
+          this.#syncTimer = undefined;
+          this.run(() => this.#store(true, undefined)).catch(() => {
+            // Recorded in #failure; the next checkpoint (before anything with a side effect) reports it.
+          });
+        }, this.#batchWindowMs);
+      }
+      return settled;
+    }
+    const sync = reason !== 'tool' || this.#durability === 'power-loss';
+    if (this.#queued === 0 && this.#pending.length === 0 && !(sync && this.#unsynced)) return settled;
+    const done = this.run(() => this.#store(sync, signal));
+    if (signal === undefined || done === settled) return done;
+    if (signal.aborted) return Promise.reject(abortReason(signal));
+    // The store goes on in the background; an aborted caller just stops waiting for it.
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => reject(abortReason(signal));
+      signal.addEventListener('abort', onAbort, { once: true });
+      done.then(
+        () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
+  }
+
+  /** Stores and syncs everything buffered now, on the chain; rejects with the first failure. */
+  storeAll(): Promise<void> {
+    return this.run(() => this.#store(true, undefined));
+  }
+
+  /**
+   * Runs an operation of the owner (creating the file, a repair) or a store on the chain, after
+   * everything queued before it; when nothing is queued it starts at once, and an operation that
+   * finishes synchronously answers with a settled promise (no async round trip).
+   */
+  run(operation: () => Promise<void> | void): Promise<void> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    if (this.#queued === 0) {
+      let result: Promise<void> | void;
+      try {
+        result = operation();
+      } catch (error) {
+        return Promise.reject(this.#fail(error));
+      }
+      if (result === undefined) return settled;
+      return this.#track(result);
+    }
+    return this.#track(
+      this.#chain.then(() => {
+        if (this.#failure !== undefined) throw this.#failure;
+        return operation();
+      }),
+    );
+  }
+
+  /** Stores and syncs what is buffered, then stops; rejects with the first failure. */
+  async close(): Promise<void> {
+    if (this.#closed) return this.#chain;
+    const final = this.storeAll();
+    this.#closed = true;
+    try {
+      await final;
+    } finally {
+      this.#stopTimers();
+      await this.#chain;
+    }
+  }
+
+  /** Stops without storing (the owner is shutting down after a failure). */
+  abandon(): void {
+    this.#closed = true;
+    this.#stopTimers();
+  }
+
+  #track(operation: Promise<void>): Promise<void> {
+    this.#queued++;
+    const next = operation.then(
+      () => {
+        this.#queued--;
+      },
+      (error: unknown) => {
+        this.#queued--;
+        throw this.#fail(error);
+      },
+    );
+    this.#chain = next.catch(() => {
+      // Later operations see #failure and reject on their own.
+    });
+    return next;
+  }
+
+  #fail(error: unknown): Error {
+    this.#failure ??= this.#sink.failure(error);
+    return this.#failure;
+  }
+
+  #store(sync: boolean, signal: AbortSignal | undefined): Promise<void> | void {
+    const lines = this.#pending;
+    if (lines.length === 0 && !(sync && this.#unsynced)) return;
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    if (sync && this.#syncTimer !== undefined) {
+      // This sync covers the request lines the timer was waiting for.
+      clearTimeout(this.#syncTimer);
+      this.#syncTimer = undefined;
+    }
+    const stored = this.#sink.store(lines, sync, signal);
+    if (stored === undefined) {
+      this.#unsynced = !sync && (this.#unsynced || lines.length > 0);
+      return;
+    }
+    return stored.then(() => {
+      this.#unsynced = !sync && (this.#unsynced || lines.length > 0);
+    });
+  }
+
+  #storeSoon(delayMs: number): void {
+    if (this.#storeTimer !== undefined) {
+      // Every add past the size bound asks again until the store runs: one immediate timer is enough.
+      if (delayMs > 0 || this.#storeImmediately) return;
+      clearTimeout(this.#storeTimer);
+    }
+    this.#storeImmediately = delayMs === 0;
+    this.#storeTimer = setTimeout(() => {
+      this.#storeTimer = undefined;
+      this.#storeImmediately = false;
+      this.run(() => this.#store(false, undefined)).catch(() => {
+        // Recorded in #failure; the next checkpoint (before anything with a side effect) reports it.
+      });
+    }, delayMs);
+  }
+
+  #stopTimers(): void {
+    if (this.#storeTimer !== undefined) clearTimeout(this.#storeTimer);
+    this.#storeImmediately = false;
+    if (this.#syncTimer !== undefined) clearTimeout(this.#syncTimer);
+    this.#storeTimer = undefined;
+    this.#syncTimer = undefined;
+  }
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error('aborted');
+}
