@@ -109,9 +109,12 @@ describe('DiskSessionStore: the file', () => {
         ({
           ...tool,
           execute: async (_args: never, context: { session: { id: string }; callId: string }) => {
-            const text = await readFile(join(root, `${context.session.id}.jsonl`), 'utf8');
-            seenOnDisk[context.callId] =
-              text.includes('"type":"tool/call"') && text.includes(`"callId":"${context.callId}"`);
+            // Reads never lock: this is what another process would find in the file now.
+            const { events } = await new DiskSessionStore({ root }).read(context.session.id);
+            seenOnDisk[context.callId] = events.some(
+              (event) =>
+                event.type === 'tool/call' && (event.data as { callId: string }).callId === context.callId,
+            );
             return 'ok';
           },
         }) as unknown as typeof tool,
