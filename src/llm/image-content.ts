@@ -24,6 +24,18 @@ export function hasImages(content: readonly ContentBlock[]): boolean {
   return false;
 }
 
+// Histories whose builder saw every message and found no image: frozen arrays of frozen messages, so the
+// fact cannot go stale, and a request carrying one skips the scan of its whole history.
+const imageFreeHistories = new WeakSet<readonly Message[]>();
+
+/**
+ * Records that `messages`, a frozen array of deep-frozen messages, holds no image block at all; the caller
+ * vouches for it (the session's derived history counts images as it grows). Unfrozen arrays are ignored.
+ */
+export function markImageFree(messages: readonly Message[]): void {
+  if (Object.isFrozen(messages)) imageFreeHistories.add(messages);
+}
+
 /** True when a model declares image input (`ModelInfo.images`); an unknown model takes none. */
 export function acceptsImages(model: ModelInfo | undefined): boolean {
   return model?.images === true;
@@ -102,6 +114,7 @@ export function formatBytes(bytes: number): string {
 export function imageReadyRequest(request: LlmRequest, model: ModelInfo | undefined): LlmRequest {
   if (acceptsImages(model)) return request;
   const messages = request.messages;
+  if (imageFreeHistories.has(messages)) return request;
   let first = -1;
   let newestPrompt = -1;
   for (let index = messages.length - 1; index >= 0; index--) {

@@ -238,9 +238,38 @@ export class Session {
   ): SessionEvent<Type> {
     if (this.#closed) throw new SessionError('SESSION_CLOSED', `session ${this.id} is closed`);
     const event = this.#build(type, data, options, this.#log.length, Date.now());
-    this.#commit(event);
+    // Commit and publication are written out here rather than called: one body past V8's inlining size
+    // limit, so the loop's many call sites share one compiled append instead of each inlining its own
+    // copy of the path (which multiplied the optimizing compiler's work per step). As in #commit:
+    // events without surface metadata and of no surface type skip the surface.
+    const onSurface =
+      event.surfaceOp !== undefined ||
+      event.sourceEventSeqs !== undefined ||
+      surfaceEventTypes.has(event.type);
+    this.#enclosure.check(event);
+    if (onSurface) this.#surface.check(event);
+    this.#log.push(event, !onSurface && event.ignorable === undefined);
+    this.#enclosure.apply(event);
+    if (onSurface) this.#surface.apply(event);
+    // Then written, then published: a persistence sink sees every commit before any observer reacts.
     this.#persistence?.write(event);
-    this.#publish(event);
+    const queue = this.#unpublished;
+    // An append made by an observer while an outer publication runs waits for the outer loop.
+    if (this.#publishing) {
+      queue.push(event);
+      return event as SessionEvent<Type>;
+    }
+    const hooks = this.#hooks;
+    if (hooks === undefined) return event as SessionEvent<Type>;
+    this.#publishing = true;
+    try {
+      // Events left queued by a publication that threw go out first, in seq order.
+      if (queue.length > 0) queue.push(event);
+      else this.#emit(hooks, event);
+      while (queue.length > 0) this.#emit(hooks, queue.shift()!);
+    } finally {
+      this.#publishing = false;
+    }
     return event as SessionEvent<Type>;
   }
 
@@ -300,6 +329,7 @@ export class Session {
     return Object.freeze({ type, seq, time, data: frozenData, surfaceOp, sourceEventSeqs: sources });
   }
 
+  // The seed's commit. `append` writes the same steps out in its own body (see there): keep them alike.
   #commit(event: AnySessionEvent): void {
     // Most events (chunks, boundaries) carry no surface metadata and are no surface type: the surface
     // has nothing to check or apply for them, and skipping it keeps the per-chunk path short.
@@ -327,26 +357,6 @@ export class Session {
     if (event.sourceEventSeqs !== undefined) options.sourceEventSeqs = event.sourceEventSeqs;
     if (event.ignorable === true) options.ignorable = true;
     this.#commit(this.#build(event.type, event.data, options, event.seq, event.time, adopt));
-  }
-
-  #publish(event: AnySessionEvent): void {
-    const queue = this.#unpublished;
-    // An append made by an observer while an outer publication runs waits for the outer loop.
-    if (this.#publishing) {
-      queue.push(event);
-      return;
-    }
-    const hooks = this.#hooks;
-    if (hooks === undefined) return;
-    this.#publishing = true;
-    try {
-      // Events left queued by a publication that threw go out first, in seq order.
-      if (queue.length > 0) queue.push(event);
-      else this.#emit(hooks, event);
-      while (queue.length > 0) this.#emit(hooks, queue.shift()!);
-    } finally {
-      this.#publishing = false;
-    }
   }
 
   #emit(hooks: HookBus, event: AnySessionEvent): void {

@@ -1,4 +1,5 @@
 import type { Message } from '../llm/index.ts';
+import { hasImages, markImageFree } from '../llm/index.ts';
 import type { AnySessionEvent } from './session-event.ts';
 import { surfaceEventTypes } from './session-event.ts';
 import { SessionError } from './session-error.ts';
@@ -16,6 +17,8 @@ export class Surface {
   #derived: Message[] = [];
   #derivedNodes = 0;
   #derivedGeneration = 0;
+  // How many of the derived messages carry an image block (counted once per message as it is derived).
+  #derivedImages = 0;
   #snapshot: readonly Message[] | undefined;
   readonly #log: ReadonlySessionLog;
 
@@ -114,6 +117,7 @@ export class Surface {
     if (this.#derivedGeneration !== this.#generation) {
       this.#derived = [];
       this.#derivedNodes = 0;
+      this.#derivedImages = 0;
       this.#derivedGeneration = this.#generation;
     }
     for (; this.#derivedNodes < this.#nodes.length; this.#derivedNodes++) {
@@ -122,10 +126,14 @@ export class Surface {
       const type = this.#log.typeAt(seq);
       if (type === undefined) continue;
       const message = visibleMessageOf(type, this.#log.dataAt(seq));
-      if (message !== undefined) this.#derived.push(message);
+      if (message === undefined) continue;
+      this.#derived.push(message);
+      if (hasImages(message.content)) this.#derivedImages++;
     }
-    this.#snapshot = Object.freeze(this.#derived.slice());
-    return this.#snapshot;
+    const snapshot = Object.freeze(this.#derived.slice());
+    if (this.#derivedImages === 0) markImageFree(snapshot);
+    this.#snapshot = snapshot;
+    return snapshot;
   }
 
   #positionOf(seq: number): number | undefined {
