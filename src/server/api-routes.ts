@@ -3,6 +3,7 @@ import type { Agent, ApprovalDecision, ContentBlock, Harness, ModelInfo, Session
 import { HarnessError, summarizeSession } from '../internal.ts';
 import { goalBudgetRoutes } from './goal-budget-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
+import { settledHistory } from './settled-history.ts';
 import { HttpError } from './http-error.ts';
 import { objectBody, optionalString } from './request-body.ts';
 import type { ReinServerOptions } from './server-options.ts';
@@ -208,7 +209,9 @@ async function sessionEvents(
   const agent = context.harness.agents.get(sessionId!);
   const events =
     agent !== undefined ? agent.session.events : (await context.harness.store.read(sessionId!)).events;
-  return { body: { events: events.slice(from) } };
+  const slice = events.slice(from);
+  // `?settled=1`: what a transcript needs, without the chunks of answered steps (see settledHistory).
+  return { body: { events: url.searchParams.get('settled') === '1' ? settledHistory(slice) : slice } };
 }
 
 async function sendMessage(

@@ -32,22 +32,42 @@ export class SessionConnection {
   #stopped = false;
   #pending: LogEvent[] = [];
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
+  #flushFrame: number | undefined;
 
   constructor(sessionId: string, handlers: ConnectionHandlers) {
     this.#sessionId = sessionId;
     this.#handlers = handlers;
   }
 
-  /** Opens the stream. */
+  /**
+   * Opens the stream. The history is fetched first as one JSON answer and handed over in one batch
+   * (one parse and one fold, then one paint), instead of replaying every stored event as its own
+   * stream message; the stream then starts after it.
+   */
   start(): void {
-    this.#open();
+    void this.#catchUp().then(() => this.#open());
+  }
+
+  async #catchUp(): Promise<void> {
+    this.#handlers.onConnection('connecting');
+    try {
+      const answer = await api<{ events: LogEvent[] }>(
+        'GET',
+        `/api/sessions/${encodeURIComponent(this.#sessionId)}/events?from=${this.#handlers.nextSeq()}&settled=1`,
+      );
+      // Without the chunks of answered steps: their messages carry the same blocks.
+      if (!this.#stopped && answer.events.length > 0) this.#handlers.onLog(answer.events);
+    } catch (error) {
+      // The stream reports why it cannot open (no such session, a refused token) and replays the history.
+      if (!(error instanceof ApiError)) throw error;
+    }
   }
 
   /** Closes the stream for good. */
   stop(): void {
     this.#stopped = true;
     clearTimeout(this.#retryTimer);
-    clearTimeout(this.#flushTimer);
+    this.#cancelFlush();
     this.#source?.close();
     this.#source = undefined;
   }
@@ -142,14 +162,22 @@ export class SessionConnection {
   }
 
   #flushSoon(): void {
-    // Streaming text arrives chunk by chunk: render at most every 30 ms.
-    if (this.#flushTimer !== undefined) return;
-    this.#flushTimer = setTimeout(() => this.#flush(), 30);
+    // Streaming text arrives chunk by chunk: fold and render once per animation frame. A hidden tab
+    // gets no frames, so it folds on a slow timer to keep its state (and reconnects) current.
+    if (this.#flushTimer !== undefined || this.#flushFrame !== undefined) return;
+    if (document.visibilityState === 'hidden') this.#flushTimer = setTimeout(() => this.#flush(), 250);
+    else this.#flushFrame = requestAnimationFrame(() => this.#flush());
+  }
+
+  #cancelFlush(): void {
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    if (this.#flushFrame !== undefined) cancelAnimationFrame(this.#flushFrame);
+    this.#flushFrame = undefined;
   }
 
   #flush(): void {
-    clearTimeout(this.#flushTimer);
-    this.#flushTimer = undefined;
+    this.#cancelFlush();
     if (this.#pending.length === 0) return;
     const events = this.#pending;
     this.#pending = [];
