@@ -80,7 +80,10 @@ const pageProbe = `
   } catch {}
   try {
     new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) window.__bench.animationFrames.push([entry.startTime, entry.duration]);
+      for (const entry of list.getEntries()) {
+        window.__bench.animationFrames.push([entry.startTime, entry.duration]);
+        if (entry.duration > 100 && window.__bench.recording) console.log('LOAF ' + JSON.stringify({ duration: Math.round(entry.duration), blocking: Math.round(entry.blockingDuration), render: Math.round(entry.startTime + entry.duration - entry.renderStart), layout: Math.round(entry.startTime + entry.duration - entry.styleAndLayoutStart), scripts: entry.scripts.map((script) => [script.invoker, script.sourceFunctionName, Math.round(script.duration), Math.round(script.forcedStyleAndLayoutDuration)]) }));
+      }
     }).observe({ type: 'long-animation-frame', buffered: true });
   } catch {}
   let last = 0;
@@ -164,6 +167,10 @@ async function openSession(
   const page = await context.newPage();
   page.setDefaultTimeout(300_000);
   await page.addInitScript(pageProbe);
+  page.on('console', (message) => {
+    if (profilePrefix !== undefined && message.text().startsWith('LOAF'))
+      process.stderr.write(`${message.text()}\n`);
+  });
   page.on('crash', () => process.stderr.write('page crashed\n'));
   page.on('pageerror', (error) => process.stderr.write(`page error: ${error.message}\n`));
   const profiler = profilePrefix !== undefined ? await startProfile(page) : undefined;

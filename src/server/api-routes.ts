@@ -330,14 +330,21 @@ async function answerApproval(
     case 'allow-session':
       decision = { decision: 'allow-session' };
       break;
-    case 'deny': {
+    case 'deny':
+    case 'deny-session': {
       const reason = optionalString(fields, 'reason');
       decision =
-        reason !== undefined && reason.trim() !== '' ? { decision: 'deny', reason } : { decision: 'deny' };
+        reason !== undefined && reason.trim() !== ''
+          ? { decision: fields.decision, reason }
+          : { decision: fields.decision };
       break;
     }
     default:
-      throw new HttpError(400, 'INVALID_REQUEST', 'decision must be allow-once, allow-session or deny');
+      throw new HttpError(
+        400,
+        'INVALID_REQUEST',
+        'decision must be allow-once, allow-session, deny or deny-session',
+      );
   }
   if (!context.harness.approvals.answer(requestId!, decision)) {
     throw new HttpError(

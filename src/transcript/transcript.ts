@@ -187,7 +187,9 @@ export class Transcript {
         if (event.data.reason !== undefined) card.approval.decisionReason = event.data.reason;
         if (card.state === 'awaiting-approval') card.state = 'running';
         this.activity =
-          event.data.decision === 'deny' ? { kind: 'waiting' } : { kind: 'tool', name: card.name };
+          event.data.decision === 'deny' || event.data.decision === 'deny-session'
+            ? { kind: 'waiting' }
+            : { kind: 'tool', name: card.name };
         this.#touch(card);
         break;
       }
