@@ -8,8 +8,9 @@
 // answer) is run through the real loop into the disk store of a fresh Rein home, beside a short session
 // of 1 turn of 10 steps. For each build, a fresh copy of that home is served by its own `rein web`
 // process and opened in a fresh browser context:
-//  1. open: navigation start to the frame after the last turn's end marker is in the viewport (the
-//     page's own clock, `performance.now()` in requestAnimationFrame), for the long and the short session;
+//  1. open: navigation start to the frame after the last turn's end marker is in the page (the page's
+//     own clock, `performance.now()` in requestAnimationFrame), and whether it was on screen then, for
+//     the long and the short session;
 //  2. stream: a message sent from the composer is answered by a loopback Chat Completions server that
 //     streams `--deltas` text deltas; from the send to the frame after the answer's turn end is painted,
 //     the page's performance timeline reports long animation frames and long tasks (PerformanceObserver),
@@ -44,12 +45,15 @@ if (baseline !== undefined && baseline !== '')
 const chromiumPath = '/usr/bin/chromium';
 // Writes the page's CPU profiles (open, stream) as `<prefix>-open.cpuprofile` … for DevTools.
 const profilePrefix = options.get('profile');
+const streamTimeoutSeconds = Number(options.get('stream-timeout') ?? '300');
 const turns = 100;
 
 /** What the page measured. */
 interface OpenFigures {
   /** Navigation start to the frame after the last turn was painted, ms. */
   lastTurnMs: number;
+  /** 1 when the last turn was on screen then (the page opened at the bottom). */
+  onScreen: number;
   heapMiB: number;
   nodes: number;
 }
@@ -179,16 +183,22 @@ async function openSession(
     (text) =>
       (
         window as unknown as { __benchPainted(text: string, onScreen: boolean): Promise<number> }
-      ).__benchPainted(text, true),
+      ).__benchPainted(text, false),
     `Turn ${lastTurn} completed`,
   );
+  // Whether the page showed it: opening at the last turn means it is on screen, not just built.
+  const onScreen = await page.evaluate(`(() => {
+    const ends = document.querySelectorAll('[data-testid="turn-end"]');
+    const box = ends[ends.length - 1].getBoundingClientRect();
+    return box.bottom > 0 && box.top < innerHeight;
+  })()`);
   await profiler?.(`${profilePrefix}-open-${id}.cpuprofile`);
   if (profilePrefix !== undefined)
     process.stderr.write(
       `${id} requests: ${await page.evaluate(`JSON.stringify(performance.getEntriesByType('resource').map((entry) => [entry.name.replace(/\\?.*/, '').slice(-40), Math.round(entry.startTime), Math.round(entry.responseStart), Math.round(entry.responseEnd)]))`)} painted at ${Math.round(lastTurnMs)}\n`,
     );
 
-  return { page, figures: { lastTurnMs, ...(await metrics(page)) } };
+  return { page, figures: { lastTurnMs, onScreen: onScreen === true ? 1 : 0, ...(await metrics(page)) } };
 }
 
 async function stream(page: Page, lastTurn: number): Promise<StreamFigures> {
@@ -207,13 +217,21 @@ async function stream(page: Page, lastTurn: number): Promise<StreamFigures> {
   const input = page.getByTestId('composer-input');
   await input.fill('Write the long report now.');
   await input.press('Enter');
-  const paintedAt = await page.evaluate(
-    (text) =>
-      (
-        window as unknown as { __benchPainted(text: string, onScreen: boolean): Promise<number> }
-      ).__benchPainted(text, false),
-    `Turn ${lastTurn + 1} completed`,
-  );
+  // A build that cannot keep up is stopped after `--stream-timeout` seconds and reported as such.
+  let timer: NodeJS.Timeout | undefined;
+  const paintedAt = await Promise.race([
+    page.evaluate(
+      (text) =>
+        (
+          window as unknown as { __benchPainted(text: string, onScreen: boolean): Promise<number> }
+        ).__benchPainted(text, false),
+      `Turn ${lastTurn + 1} completed`,
+    ),
+    new Promise<number>((done) => {
+      timer = setTimeout(() => done(Number.NaN), streamTimeoutSeconds * 1000);
+    }),
+  ]);
+  clearTimeout(timer);
   await profiler?.(`${profilePrefix}-stream.cpuprofile`);
   // A string, so the bundler's helpers (tsx names inner functions) never reach the page.
   const timeline = (await page.evaluate(`(() => {
@@ -303,6 +321,7 @@ async function main(): Promise<void> {
         (f) => median(f.long.map((x) => x.lastTurnMs)),
         0,
       ],
+      ['  last turn on screen once painted (1 = yes)', (f) => median(f.long.map((x) => x.onScreen)), 0],
       ['  page heap after open (after GC), MiB', (f) => median(f.long.map((x) => x.heapMiB)), 1],
       ['  DOM nodes after open', (f) => median(f.long.map((x) => x.nodes)), 0],
       [
@@ -337,6 +356,7 @@ async function main(): Promise<void> {
         const frames = label.includes('frames over')
           ? ` / ${median(figures.stream.map((x) => x.frames))}`
           : '';
+        if (Number.isNaN(value)) return `not painted in ${streamTimeoutSeconds} s`;
         return `${value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })}${frames}`;
       });
       lines.push(`| ${label} | ${cells.join(' | ')} |`);
