@@ -76,7 +76,7 @@ export class SessionConnection {
     if (this.#stopped) return;
     this.#handlers.onConnection(this.#attempt === 0 ? 'connecting' : 'reconnecting');
     const from = this.#handlers.nextSeq();
-    const url = `/api/sessions/${encodeURIComponent(this.#sessionId)}/stream?from=${from}&token=${encodeURIComponent(currentToken())}`;
+    const url = `/api/sessions/${encodeURIComponent(this.#sessionId)}/stream?from=${from}&batch=1&token=${encodeURIComponent(currentToken())}`;
     const source = new EventSource(url);
     this.#source = source;
     source.addEventListener('open', () => {
@@ -91,17 +91,24 @@ export class SessionConnection {
         this.#handlers.onConnection('reconnecting');
       }
     });
-    source.addEventListener('log', (message) => {
-      const event = JSON.parse((message as MessageEvent<string>).data) as LogEvent;
-      const expected = this.#expected();
-      if (event.seq > expected) {
+    const receive = (events: readonly LogEvent[]): void => {
+      const first = events[0];
+      if (first === undefined) return;
+      if (first.seq > this.#expected()) {
         // A gap would mean a lost event: start over from what is still needed.
         this.#reopen();
         return;
       }
-      this.#pending.push(event);
+      for (const event of events) this.#pending.push(event);
       this.#flushSoon();
-    });
+    };
+    source.addEventListener('log', (message) =>
+      receive([JSON.parse((message as MessageEvent<string>).data) as LogEvent]),
+    );
+    // Runs of durable events in one message (asked for with `batch=1`).
+    source.addEventListener('log-batch', (message) =>
+      receive(JSON.parse((message as MessageEvent<string>).data) as LogEvent[]),
+    );
     const live = <T>(name: string, handle: (data: T) => void): void => {
       source.addEventListener(name, (message) => {
         this.#flush();

@@ -84,6 +84,20 @@ export function TranscriptScroller({
     if (followRequest > 0) followBottom();
   }, [followRequest]);
 
+  // Sizes that change without a render (the window, panels below, images, blocks measured late) keep
+  // the bottom in view while following.
+  useEffect(() => {
+    const element = scroller.current;
+    if (element === null) return undefined;
+    const observer = new ResizeObserver(() => {
+      if (follow.current && anchor.current === undefined) toBottom();
+    });
+    observer.observe(element);
+    const content = element.firstElementChild;
+    if (content !== null) observer.observe(content);
+    return () => observer.disconnect();
+  }, [children === undefined]);
+
   // Before the frame is painted: the bottom on open and while following, or what was on screen after a load.
   useLayoutEffect(() => {
     const element = scroller.current;
