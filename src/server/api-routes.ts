@@ -4,6 +4,7 @@ import { HarnessError, summarizeSession } from '../internal.ts';
 import { acknowledgeDurably } from './durable-acknowledgement.ts';
 import { goalBudgetRoutes } from './goal-budget-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
+import { settledHistory } from './settled-history.ts';
 import { HttpError } from './http-error.ts';
 import { objectBody, optionalString } from './request-body.ts';
 import type { ReinServerOptions } from './server-options.ts';
@@ -209,7 +210,9 @@ async function sessionEvents(
   const agent = context.harness.agents.get(sessionId!);
   const events =
     agent !== undefined ? agent.session.events : (await context.harness.store.read(sessionId!)).events;
-  return { body: { events: events.slice(from) } };
+  const slice = events.slice(from);
+  // `?settled=1`: what a transcript needs, without the chunks of answered steps (see settledHistory).
+  return { body: { events: url.searchParams.get('settled') === '1' ? settledHistory(slice) : slice } };
 }
 
 async function sendMessage(
@@ -330,14 +333,21 @@ async function answerApproval(
     case 'allow-session':
       decision = { decision: 'allow-session' };
       break;
-    case 'deny': {
+    case 'deny':
+    case 'deny-session': {
       const reason = optionalString(fields, 'reason');
       decision =
-        reason !== undefined && reason.trim() !== '' ? { decision: 'deny', reason } : { decision: 'deny' };
+        reason !== undefined && reason.trim() !== ''
+          ? { decision: fields.decision, reason }
+          : { decision: fields.decision };
       break;
     }
     default:
-      throw new HttpError(400, 'INVALID_REQUEST', 'decision must be allow-once, allow-session or deny');
+      throw new HttpError(
+        400,
+        'INVALID_REQUEST',
+        'decision must be allow-once, allow-session, deny or deny-session',
+      );
   }
   if (!context.harness.approvals.answer(requestId!, decision)) {
     throw new HttpError(

@@ -20,8 +20,16 @@ export interface EventStreamClientOptions {
   liveLimit: number;
   /** Milliseconds between keep-alive comments. */
   heartbeatMs: number;
+  /**
+   * Sends runs of durable events as one `log-batch` message (a JSON array, SSE id = the last seq) instead
+   * of one `log` message each: a browser then parses and dispatches one message per run, not per chunk.
+   */
+  batch?: boolean;
   onClose: () => void;
 }
+
+// Durable events per `log-batch` message at most.
+const batchLimit = 1_000;
 
 interface LiveEntry {
   /** The log length when the live event happened: it is sent after the durable events before it. */
@@ -133,9 +141,27 @@ export class EventStreamClient {
       }
       const event = log.at(this.#next);
       if (event === undefined) return;
+      if (this.#options.batch === true) {
+        this.#writeBatch(log, event);
+        continue;
+      }
       this.#next = event.seq + 1;
       this.#write('log', event, event.seq);
     }
+  }
+
+  // One run of durable events: up to the next live event due, the end of the log, or the size bound.
+  #writeBatch(log: LogView, first: AnySessionEvent): void {
+    const events = [first];
+    this.#next = first.seq + 1;
+    const due = this.#live[0]?.afterSeq;
+    while (events.length < batchLimit && (due === undefined || due > this.#next)) {
+      const event = log.at(this.#next);
+      if (event === undefined) break;
+      events.push(event);
+      this.#next = event.seq + 1;
+    }
+    this.#write('log-batch', events, this.#next - 1);
   }
 
   #write(event: string, data: unknown, id?: number): void {

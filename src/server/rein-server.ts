@@ -163,7 +163,8 @@ export async function startReinServer(options: ReinServerOptions): Promise<ReinS
     });
     response.write('retry: 1000\n\n');
     request.socket.setNoDelay(true);
-    await hub.attach(sessionId, response, from);
+    // `batch=1`: runs of durable events as `log-batch` messages (the Web UI asks for them).
+    await hub.attach(sessionId, response, from, { batch: url.searchParams.get('batch') === '1' });
   }
 
   await new Promise<void>((resolve, reject) => {

@@ -162,7 +162,12 @@ export class SessionHub {
    * Streams a session to one browser: `hello` with the live state, the durable events from `from`
    * (SSE id = seq), then live durable and state events as they happen.
    */
-  async attach(sessionId: string, response: ServerResponse, from: number): Promise<EventStreamClient> {
+  async attach(
+    sessionId: string,
+    response: ServerResponse,
+    from: number,
+    options: { batch?: boolean } = {},
+  ): Promise<EventStreamClient> {
     let channel = this.#channels.get(sessionId);
     if (channel === undefined) {
       const stored = this.#harness.agents.has(sessionId)
@@ -186,6 +191,7 @@ export class SessionHub {
       snapshot: () => this.state(sessionId),
       liveLimit: this.#liveLimit,
       heartbeatMs: this.#heartbeatMs,
+      batch: options.batch === true,
       onClose: () => this.#detach(sessionId, owner, client),
     });
     owner.clients.add(client);

@@ -1,3 +1,4 @@
 export * from './transcript.ts';
+export type { TranscriptCost } from './turn-usage-ledger.ts';
 export * from './transcript-item.ts';
 export type { TranscriptPricing } from './transcript-parts.ts';

@@ -1,4 +1,4 @@
-import type { TokenUsage, UserMessage } from '../llm/index.ts';
+import type { UserMessage } from '../llm/index.ts';
 import type { AnySessionEvent, DurableEvent, RecordView, SessionEventMap } from '../session/index.ts';
 import type {
   AssistantItem,
@@ -8,30 +8,16 @@ import type {
   TranscriptItem,
   TurnUsage,
 } from './transcript-item.ts';
+import { applyStreamChunk } from './assistant-stream.ts';
 import type { TranscriptPricing } from './transcript-parts.ts';
-import {
-  addUsage,
-  childSessionOf,
-  describeCancelCause,
-  emptyBlock,
-  emptyUsage,
-  imagesOf,
-  priceOf,
-  textOf,
-} from './transcript-parts.ts';
+import { childSessionOf, describeCancelCause, imagesOf, textOf } from './transcript-parts.ts';
+import type { TranscriptCost } from './turn-usage-ledger.ts';
+import { TurnUsageLedger } from './turn-usage-ledger.ts';
 
 /** Options of a `Transcript`. */
 export interface TranscriptOptions {
   /** How modules' records read (e.g. `defaultRecordViews`); records without a view become `event` items. */
   readonly views?: readonly RecordView[];
-}
-
-/** The cost of a transcript's responses. */
-export interface TranscriptCost {
-  /** US dollars over the responses whose model has a price. */
-  readonly usd: number;
-  /** Responses with usage whose model has no known price. */
-  readonly unpricedResponses: number;
 }
 
 // Events that change no item and no state of a transcript (envelopes, boundaries, inbox bookkeeping).
@@ -44,13 +30,13 @@ const quietTypes: ReadonlySet<string> = new Set([
   'llm/retry-started',
 ]);
 
-type Mutable<T> = { -readonly [Key in keyof T]: T[Key] };
-
 /**
  * The transcript of a session, folded from its durable log one event at a time (feed it a whole log or
  * live `session/event`s): turns, messages, streaming answers and reasoning, tool cards with approval and
  * result, failures, retries, cancellations, compactions, module records, todos and usage. A pure
  * function of the events in seq order, so a reload (or another tab) folds to the same transcript.
+ * Incremental: each event costs O(1) of what came before (a delta extends one block, a turn's end
+ * visits only that turn's unfinished calls), so a live view folds as it goes instead of refolding.
  */
 export class Transcript {
   /** The next seq this transcript expects; earlier events are ignored as repeats. */
@@ -61,8 +47,10 @@ export class Transcript {
   todos: readonly { content: string; status: 'pending' | 'in_progress' | 'completed' }[] | undefined;
   activity: TranscriptActivity = { kind: 'idle' };
   readonly #items: TranscriptItem[] = [];
-  readonly #turns: Mutable<TurnUsage>[] = [];
+  readonly #usage = new TurnUsageLedger();
   readonly #tools = new Map<string, ToolCard>();
+  // Cards without a result, per turn: what a turn's end marks failed.
+  readonly #unsettled = new Map<number, Set<ToolCard>>();
   readonly #streams = new Map<string, AssistantItem>();
   readonly #compactions = new Map<string, CompactionItem>();
   readonly #views: readonly RecordView[];
@@ -92,7 +80,7 @@ export class Transcript {
 
   /** Tokens per turn, in turn order. */
   get turns(): readonly TurnUsage[] {
-    return this.#turns;
+    return this.#usage.turns;
   }
 
   /**
@@ -141,9 +129,7 @@ export class Transcript {
 
   /** Tokens of the whole session. */
   usage(): TurnUsage['usage'] {
-    const total = emptyUsage();
-    for (const turn of this.#turns) addUsage(total, turn.usage);
-    return total;
+    return this.#usage.total();
   }
 
   /** The cost of the session, or of one turn, at the given prices (provider/model → per million tokens). */
@@ -151,17 +137,7 @@ export class Transcript {
     pricing: (provider: string, model: string) => TranscriptPricing | undefined,
     turn?: number,
   ): TranscriptCost {
-    let usd = 0;
-    let unpricedResponses = 0;
-    for (const entry of this.#turns) {
-      if (turn !== undefined && entry.turn !== turn) continue;
-      for (const route of entry.routes) {
-        const price = pricing(route.provider, route.model);
-        if (price === undefined) unpricedResponses += 1;
-        else usd += priceOf(route.usage, price);
-      }
-    }
-    return { usd, unpricedResponses };
+    return this.#usage.cost(pricing, turn);
   }
 
   #apply(event: DurableEvent): void {
@@ -211,7 +187,9 @@ export class Transcript {
         if (event.data.reason !== undefined) card.approval.decisionReason = event.data.reason;
         if (card.state === 'awaiting-approval') card.state = 'running';
         this.activity =
-          event.data.decision === 'deny' ? { kind: 'waiting' } : { kind: 'tool', name: card.name };
+          event.data.decision === 'deny' || event.data.decision === 'deny-session'
+            ? { kind: 'waiting' }
+            : { kind: 'tool', name: card.name };
         this.#touch(card);
         break;
       }
@@ -336,11 +314,12 @@ export class Transcript {
   #turnEnd(event: DurableEvent & { type: 'turn/end' }): void {
     const turn = event.data.turn;
     this.#closeStreams(turn, undefined);
-    for (const card of this.#tools.values()) {
-      if (card.turn !== turn || card.result !== undefined || card.state === 'failed') continue;
+    for (const card of this.#unsettled.get(turn) ?? []) {
+      if (card.state === 'failed') continue;
       card.state = 'failed';
       this.#touch(card);
     }
+    this.#unsettled.delete(turn);
     this.#add({ kind: 'turn-end', key: `e${event.seq}`, seq: event.seq, turn, reason: event.data.reason });
     this.openTurn = undefined;
     this.activity = { kind: 'idle' };
@@ -387,46 +366,10 @@ export class Transcript {
     if (chunk.type === 'usage') return;
     const item = this.#stream(event.seq, turn, step, true);
     this.#touch(item);
-    switch (chunk.type) {
-      case 'block-start':
-        item.blocks[chunk.index] ??= emptyBlock(chunk.blockType);
-        break;
-      case 'text-delta':
-      case 'reasoning-delta': {
-        const type = chunk.type === 'text-delta' ? 'text' : 'reasoning';
-        const block = (item.blocks[chunk.index] ??= emptyBlock(type));
-        if (block.type === 'text' || block.type === 'reasoning')
-          item.blocks[chunk.index] = { ...block, text: block.text + chunk.text };
-        this.activity = { kind: type === 'text' ? 'writing' : 'thinking' };
-        break;
-      }
-      case 'tool-call-delta': {
-        const block = item.blocks[chunk.index];
-        const base =
-          block?.type === 'tool-call'
-            ? block
-            : { type: 'tool-call' as const, id: chunk.id, name: '', arguments: '' };
-        item.blocks[chunk.index] = {
-          ...base,
-          name: chunk.name ?? base.name,
-          arguments: base.arguments + chunk.argumentsDelta,
-        };
-        this.activity = { kind: 'writing' };
-        break;
-      }
-      case 'block-end':
-        item.blocks[chunk.index] = chunk.block;
-        break;
-      case 'finish':
-        if (chunk.reason.kind === 'error' || chunk.reason.kind === 'aborted') {
-          item.failed = chunk.reason.kind === 'error';
-          item.interrupted = chunk.reason.kind === 'aborted';
-          item.streaming = false;
-          // A retried attempt gets a fresh item for its own chunks.
-          this.#streams.delete(`${turn}.${step}`);
-        }
-        break;
-    }
+    const activity = applyStreamChunk(item, chunk);
+    if (activity !== undefined) this.activity = activity;
+    // A failed or cut attempt is over: a retry gets a fresh item for its own chunks.
+    if (chunk.type === 'finish' && !item.streaming) this.#streams.delete(`${turn}.${step}`);
   }
 
   #assistant(event: DurableEvent & { type: 'assistant/message' }): void {
@@ -441,7 +384,7 @@ export class Transcript {
     item.model = message.source.model;
     if (usage !== undefined) {
       item.usage = usage;
-      this.#addTurnUsage(turn, usage, message.source.provider, message.source.model);
+      this.#usage.add(turn, usage, message.source.provider, message.source.model);
     }
     for (const block of message.content) {
       if (block.type !== 'tool-call' || this.#tools.has(block.id)) continue;
@@ -470,6 +413,9 @@ export class Transcript {
       state,
     };
     this.#tools.set(callId, card);
+    let unsettled = this.#unsettled.get(turn);
+    if (unsettled === undefined) this.#unsettled.set(turn, (unsettled = new Set()));
+    unsettled.add(card);
     this.#add(card);
     return card;
   }
@@ -508,6 +454,7 @@ export class Transcript {
       ...(event.data.error !== undefined ? { code: event.data.error.code } : {}),
       ...(event.data.meta !== undefined ? { meta: event.data.meta } : {}),
     };
+    this.#unsettled.get(card.turn)?.delete(card);
     const child = childSessionOf(event.data.meta);
     if (child !== undefined) card.childSessionId = child;
     card.state = isError ? 'failed' : 'done';
@@ -541,15 +488,5 @@ export class Transcript {
       this.#streams.delete(id);
       this.#touch(item);
     }
-  }
-
-  #addTurnUsage(turn: number, usage: TokenUsage, provider: string, model: string): void {
-    let entry = this.#turns.find((candidate) => candidate.turn === turn);
-    if (entry === undefined) {
-      entry = { turn, usage: emptyUsage(), routes: [] };
-      this.#turns.push(entry);
-    }
-    addUsage(entry.usage, usage);
-    entry.routes = [...entry.routes, { provider, model, usage }];
   }
 }

@@ -50,8 +50,11 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
 
 const cache = new Map<string, string>();
 
-/** Markdown to sanitized HTML (DOMPurify, no scripts, handlers, forms or javascript: URLs), memoized. */
-export function renderMarkdown(text: string): string {
+/**
+ * Markdown to sanitized HTML (DOMPurify, no scripts, handlers, forms or javascript: URLs), memoized
+ * unless `memoize` is false (a streaming tail that changes every frame would only evict useful entries).
+ */
+export function renderMarkdown(text: string, memoize = true): string {
   const cached = cache.get(text);
   if (cached !== undefined) return cached;
   const raw = marked.parse(text) as string;
@@ -60,6 +63,7 @@ export function renderMarkdown(text: string): string {
     FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'object', 'embed'],
     FORBID_ATTR: ['style'],
   });
+  if (!memoize) return safe;
   if (cache.size > 400) cache.delete(cache.keys().next().value!);
   cache.set(text, safe);
   return safe;

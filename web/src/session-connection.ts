@@ -32,22 +32,42 @@ export class SessionConnection {
   #stopped = false;
   #pending: LogEvent[] = [];
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
+  #flushFrame: number | undefined;
 
   constructor(sessionId: string, handlers: ConnectionHandlers) {
     this.#sessionId = sessionId;
     this.#handlers = handlers;
   }
 
-  /** Opens the stream. */
+  /**
+   * Opens the stream. The history is fetched first as one JSON answer and handed over in one batch
+   * (one parse and one fold, then one paint), instead of replaying every stored event as its own
+   * stream message; the stream then starts after it.
+   */
   start(): void {
-    this.#open();
+    void this.#catchUp().then(() => this.#open());
+  }
+
+  async #catchUp(): Promise<void> {
+    this.#handlers.onConnection('connecting');
+    try {
+      const answer = await api<{ events: LogEvent[] }>(
+        'GET',
+        `/api/sessions/${encodeURIComponent(this.#sessionId)}/events?from=${this.#handlers.nextSeq()}&settled=1`,
+      );
+      // Without the chunks of answered steps: their messages carry the same blocks.
+      if (!this.#stopped && answer.events.length > 0) this.#handlers.onLog(answer.events);
+    } catch (error) {
+      // The stream reports why it cannot open (no such session, a refused token) and replays the history.
+      if (!(error instanceof ApiError)) throw error;
+    }
   }
 
   /** Closes the stream for good. */
   stop(): void {
     this.#stopped = true;
     clearTimeout(this.#retryTimer);
-    clearTimeout(this.#flushTimer);
+    this.#cancelFlush();
     this.#source?.close();
     this.#source = undefined;
   }
@@ -56,7 +76,7 @@ export class SessionConnection {
     if (this.#stopped) return;
     this.#handlers.onConnection(this.#attempt === 0 ? 'connecting' : 'reconnecting');
     const from = this.#handlers.nextSeq();
-    const url = `/api/sessions/${encodeURIComponent(this.#sessionId)}/stream?from=${from}&token=${encodeURIComponent(currentToken())}`;
+    const url = `/api/sessions/${encodeURIComponent(this.#sessionId)}/stream?from=${from}&batch=1&token=${encodeURIComponent(currentToken())}`;
     const source = new EventSource(url);
     this.#source = source;
     source.addEventListener('open', () => {
@@ -71,17 +91,24 @@ export class SessionConnection {
         this.#handlers.onConnection('reconnecting');
       }
     });
-    source.addEventListener('log', (message) => {
-      const event = JSON.parse((message as MessageEvent<string>).data) as LogEvent;
-      const expected = this.#expected();
-      if (event.seq > expected) {
+    const receive = (events: readonly LogEvent[]): void => {
+      const first = events[0];
+      if (first === undefined) return;
+      if (first.seq > this.#expected()) {
         // A gap would mean a lost event: start over from what is still needed.
         this.#reopen();
         return;
       }
-      this.#pending.push(event);
+      for (const event of events) this.#pending.push(event);
       this.#flushSoon();
-    });
+    };
+    source.addEventListener('log', (message) =>
+      receive([JSON.parse((message as MessageEvent<string>).data) as LogEvent]),
+    );
+    // Runs of durable events in one message (asked for with `batch=1`).
+    source.addEventListener('log-batch', (message) =>
+      receive(JSON.parse((message as MessageEvent<string>).data) as LogEvent[]),
+    );
     const live = <T>(name: string, handle: (data: T) => void): void => {
       source.addEventListener(name, (message) => {
         this.#flush();
@@ -142,14 +169,22 @@ export class SessionConnection {
   }
 
   #flushSoon(): void {
-    // Streaming text arrives chunk by chunk: render at most every 30 ms.
-    if (this.#flushTimer !== undefined) return;
-    this.#flushTimer = setTimeout(() => this.#flush(), 30);
+    // Streaming text arrives chunk by chunk: fold and render once per animation frame. A hidden tab
+    // gets no frames, so it folds on a slow timer to keep its state (and reconnects) current.
+    if (this.#flushTimer !== undefined || this.#flushFrame !== undefined) return;
+    if (document.visibilityState === 'hidden') this.#flushTimer = setTimeout(() => this.#flush(), 250);
+    else this.#flushFrame = requestAnimationFrame(() => this.#flush());
+  }
+
+  #cancelFlush(): void {
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    if (this.#flushFrame !== undefined) cancelAnimationFrame(this.#flushFrame);
+    this.#flushFrame = undefined;
   }
 
   #flush(): void {
-    clearTimeout(this.#flushTimer);
-    this.#flushTimer = undefined;
+    this.#cancelFlush();
     if (this.#pending.length === 0) return;
     const events = this.#pending;
     this.#pending = [];

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../api.ts';
 import { SessionConnection } from '../session-connection.ts';
 import { Transcript, budgetRecordView, defaultRecordViews, goalRecordView } from '../sdk.ts';
+import type { TranscriptItem } from '../sdk.ts';
 import type { LiveState, ModelRow, SessionRow } from '../types.ts';
 import type { Attachment } from '../attachments.ts';
 import { textWithFiles } from '../attachments.ts';
@@ -14,7 +15,7 @@ import { McpPanel } from './mcp-panel.tsx';
 import { SettingsPanel } from './settings-panel.tsx';
 import { Sidebar } from './sidebar.tsx';
 import { StatusBar, TodoList } from './status-bar.tsx';
-import { TranscriptView } from './transcript-view.tsx';
+import { TranscriptScroller } from './transcript-scroller.tsx';
 
 interface Banner {
   id: number;
@@ -55,10 +56,11 @@ export function App() {
   const [compactFeedback, setCompactFeedback] = useState<string | undefined>(undefined);
   const [compacting, setCompacting] = useState(false);
   const [sidebarOpen, setSidebarOpen] = useState(false);
-  const [showJump, setShowJump] = useState(false);
-  const scroller = useRef<HTMLDivElement>(null);
+  const [followRequest, setFollowRequest] = useState(0);
   const transcript = useRef(new Transcript({ views: defaultRecordViews }));
-  const stick = useRef(true);
+  // How often the fold changed each item: rows re-render only when theirs changes.
+  const revisions = useRef(new WeakMap<TranscriptItem, number>());
+  const revisionOf = useCallback((item: TranscriptItem) => revisions.current.get(item) ?? 0, []);
 
   const report = useCallback((error: unknown) => {
     if (error instanceof ApiError && error.code === 'UNAUTHORIZED') {
@@ -103,10 +105,10 @@ export function App() {
   // One event stream per open session; the transcript is rebuilt from seq 0 when the session changes.
   useEffect(() => {
     transcript.current = new Transcript({ views: defaultRecordViews });
+    revisions.current = new WeakMap();
     setLive(undefined);
     setMissingSession(undefined);
     setCompactFeedback(undefined);
-    stick.current = true;
     setVersion((value) => value + 1);
     if (currentId === undefined) return;
     const sessionId = currentId;
@@ -115,11 +117,13 @@ export function App() {
       onLog: (events) => {
         let changed = false;
         let turnEnded = false;
+        const counts = revisions.current;
         for (const event of events) {
-          if (transcript.current.apply(event) !== undefined) {
-            changed = true;
-            if (event.type === 'turn/end') turnEnded = true;
-          }
+          const touched = transcript.current.apply(event);
+          if (touched === undefined) continue;
+          changed = true;
+          if (event.type === 'turn/end') turnEnded = true;
+          for (const item of touched) counts.set(item, (counts.get(item) ?? 0) + 1);
         }
         if (changed) setVersion((value) => value + 1);
         if (turnEnded) refreshSessions();
@@ -146,18 +150,7 @@ export function App() {
     return () => connectionHandle.stop();
   }, [currentId]);
 
-  // Follow the bottom (new messages, streamed text, banners) unless the user scrolled up to read.
-  useEffect(() => {
-    const element = scroller.current;
-    if (stick.current && element !== null) element.scrollTop = element.scrollHeight;
-  });
-
-  const jumpToLatest = (): void => {
-    stick.current = true;
-    setShowJump(false);
-    const element = scroller.current;
-    if (element !== null) element.scrollTop = element.scrollHeight;
-  };
+  const jumpToLatest = (): void => setFollowRequest((value) => value + 1);
 
   const open = (id: string): void => {
     window.location.hash = `#/s/${encodeURIComponent(id)}`;
@@ -365,16 +358,13 @@ export function App() {
             </div>
           ))}
         </div>
-        <div
-          class="scroller"
-          ref={scroller}
-          data-testid="scroller"
-          onScroll={(event) => {
-            const element = event.currentTarget as HTMLDivElement;
-            const atBottom = element.scrollHeight - element.scrollTop - element.clientHeight < 80;
-            stick.current = atBottom;
-            if (showJump === atBottom) setShowJump(!atBottom);
-          }}
+        <TranscriptScroller
+          items={state.items}
+          revisionOf={revisionOf}
+          sessionKey={currentId}
+          followRequest={followRequest}
+          onOpenSession={open}
+          onRetry={status === 'idle' ? (text) => void send(text, 'followup') : undefined}
         >
           {missingSession !== undefined ? (
             <div class="empty" data-testid="session-not-found">
@@ -398,19 +388,8 @@ export function App() {
                 .
               </p>
             </div>
-          ) : (
-            <TranscriptView
-              items={state.items}
-              onOpenSession={open}
-              onRetry={status === 'idle' ? (text) => void send(text, 'followup') : undefined}
-            />
-          )}
-        </div>
-        {showJump && (
-          <button type="button" class="jump-latest" data-testid="jump-latest" onClick={jumpToLatest}>
-            Jump to latest ↓
-          </button>
-        )}
+          ) : undefined}
+        </TranscriptScroller>
         <TodoList todos={state.todos} />
         <QueuePanel
           nextStep={live?.inbox.nextStep ?? []}

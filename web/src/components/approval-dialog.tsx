@@ -2,11 +2,17 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApprovalRequest } from '../types.ts';
 import { DiffView, prettyArguments } from './tool-card-view.tsx';
 
-/** The seed's approval dialog: tool, arguments, reason; allow once / for this session / deny; Stop in reach. */
+/** What a person can answer: allow or deny, this call only or identical calls for the rest of the session. */
+export type ApprovalAnswer = 'allow-once' | 'allow-session' | 'deny' | 'deny-session';
+
+/**
+ * The seed's approval dialog: tool, arguments, reason; allow once / for this session; deny once / for
+ * this session (with a reason the model reads); Stop in reach.
+ */
 export function ApprovalDialog(props: {
   request: ApprovalRequest;
   count: number;
-  onAnswer: (decision: 'allow-once' | 'allow-session' | 'deny', reason?: string) => Promise<void>;
+  onAnswer: (decision: ApprovalAnswer, reason?: string) => Promise<void>;
   onStop: () => void;
 }) {
   const { request } = props;
@@ -20,7 +26,7 @@ export function ApprovalDialog(props: {
     setBusy(false);
     allowButton.current?.focus();
   }, [request.requestId]);
-  const answer = (decision: 'allow-once' | 'allow-session' | 'deny', text?: string): void => {
+  const answer = (decision: ApprovalAnswer, text?: string): void => {
     setBusy(true);
     void props.onAnswer(decision, text).finally(() => setBusy(false));
   };
@@ -64,6 +70,15 @@ export function ApprovalDialog(props: {
             <div class="actions">
               <button type="button" class="danger" disabled={busy} onClick={() => answer('deny', reason)}>
                 Deny
+              </button>
+              <button
+                type="button"
+                class="danger"
+                disabled={busy}
+                title="Also refuse identical calls for the rest of this session"
+                onClick={() => answer('deny-session', reason)}
+              >
+                Deny for this session
               </button>
               <button type="button" disabled={busy} onClick={() => setDenying(false)}>
                 Back

@@ -128,6 +128,8 @@ function decisionLabel(decision: string): string {
       return 'allowed for this session';
     case 'deny':
       return 'denied';
+    case 'deny-session':
+      return 'denied for this session';
     case 'aborted':
       return 'cancelled (the turn was stopped)';
     default:

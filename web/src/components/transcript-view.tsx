@@ -1,4 +1,6 @@
+import { memo } from 'preact/compat';
 import { useEffect, useState } from 'preact/hooks';
+import type { ComponentChildren } from 'preact';
 import type {
   AssistantItem,
   CompactionItem,
@@ -7,7 +9,7 @@ import type {
   TranscriptItem,
   TurnEndReason,
 } from '../sdk.ts';
-import { MarkdownView } from './markdown-view.tsx';
+import { GrowingMarkdownView } from './markdown-view.tsx';
 import { ToolCardView } from './tool-card-view.tsx';
 
 const sourceLabels: Record<string, string> = {
@@ -17,21 +19,34 @@ const sourceLabels: Record<string, string> = {
   goal: 'Goal',
 };
 
-/** The transcript: every item folded from the log, in order; one banner per failure. */
+/**
+ * The transcript: the items folded from the log from `start` on, in order; one banner per failure. An
+ * item re-renders only when its revision changes (the fold changes items in place).
+ */
 export function TranscriptView({
   items,
+  start = 0,
+  revisionOf = () => 0,
   onOpenSession,
   onRetry,
+  children,
 }: {
   items: readonly TranscriptItem[];
+  /** The first item shown (earlier ones are loaded on demand). */
+  start?: number;
+  /** How many times the fold has changed an item. */
+  revisionOf?: (item: TranscriptItem) => number;
   onOpenSession?: (sessionId: string) => void;
   /** Sends a failed turn's prompt again; absent while the agent runs. */
   onRetry?: ((text: string) => void) | undefined;
+  /** Shown before the items (the "load earlier" control). */
+  children?: ComponentChildren;
 }) {
   const failures = failurePlan(items);
   return (
     <div class="transcript" data-testid="transcript">
-      {items.map((item) => {
+      {children}
+      {items.slice(start).map((item) => {
         const plan = failures.get(item);
         if (plan === 'hidden') return null;
         if (typeof plan === 'object' && plan.kind === 'retrying' && item.kind === 'request-failed')
@@ -52,7 +67,9 @@ export function TranscriptView({
               onRetry={onRetry}
             />
           );
-        return <ItemView key={item.key} item={item} onOpenSession={onOpenSession} />;
+        return (
+          <ItemRow key={item.key} item={item} revision={revisionOf(item)} onOpenSession={onOpenSession} />
+        );
       })}
     </div>
   );
@@ -130,6 +147,19 @@ function FailedTurnView(props: {
     </div>
   );
 }
+
+// The session opener is the same function across renders in meaning; only the item and its revision matter.
+const ItemRow = memo(
+  ({
+    item,
+    onOpenSession,
+  }: {
+    item: TranscriptItem;
+    revision: number;
+    onOpenSession: ((sessionId: string) => void) | undefined;
+  }) => <ItemView item={item} onOpenSession={onOpenSession} />,
+  (before, after) => before.item === after.item && before.revision === after.revision,
+);
 
 function ItemView({
   item,
@@ -257,7 +287,8 @@ function AssistantView({ item }: { item: AssistantItem }) {
             </details>
           );
         }
-        if (block.type === 'text') return <MarkdownView key={index} text={block.text} />;
+        if (block.type === 'text')
+          return <GrowingMarkdownView key={index} text={block.text} streaming={item.streaming} />;
         return null;
       })}
       {item.streaming && <span class="cursor" aria-hidden="true" />}

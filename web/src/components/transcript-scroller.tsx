@@ -1,0 +1,166 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { TranscriptItem } from '../sdk.ts';
+import { TranscriptView } from './transcript-view.tsx';
+
+// Items rendered while following the bottom, and how many more each "load earlier" adds.
+const tailSize = 150;
+const pageSize = 200;
+// Within this many pixels of the bottom counts as "at the bottom"; of the top, scrolling loads more.
+const bottomSlack = 80;
+const topSlack = 400;
+
+/**
+ * The scrolling transcript. Only the last items are in the page while it follows the bottom (a long
+ * session opens at its last turn without building every earlier one); scrolling up to the top, or the
+ * "load earlier" button, adds earlier items above without moving what is on screen. It follows new
+ * items and streamed text until the person scrolls up, and offers a jump back to the latest.
+ */
+export function TranscriptScroller({
+  items,
+  revisionOf,
+  sessionKey,
+  followRequest,
+  onOpenSession,
+  onRetry,
+  children,
+}: {
+  items: readonly TranscriptItem[];
+  revisionOf: (item: TranscriptItem) => number;
+  /** Changing it (another session) starts again at the bottom. */
+  sessionKey: string | undefined;
+  /** Changing it (the person sent a message) follows the bottom again. */
+  followRequest: number;
+  onOpenSession: (sessionId: string) => void;
+  onRetry: ((text: string) => void) | undefined;
+  /** Shown instead of a transcript (no session, or a missing one). */
+  children?: ComponentChildren;
+}) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const follow = useRef(true);
+  // The first item while the person reads above the tail; undefined while following the bottom.
+  const readingStart = useRef<number | undefined>(undefined);
+  // The scroll position this component set last: a scroll event at it is not the person scrolling.
+  const lastTop = useRef(0);
+  const anchor = useRef<{ top: number; height: number } | undefined>(undefined);
+  const [showJump, setShowJump] = useState(false);
+  const [, setLoads] = useState(0);
+
+  const start = readingStart.current ?? Math.max(0, items.length - tailSize);
+
+  const toBottom = (): void => {
+    const element = scroller.current;
+    if (element === null) return;
+    element.scrollTop = element.scrollHeight;
+    lastTop.current = element.scrollTop;
+  };
+
+  const followBottom = (): void => {
+    follow.current = true;
+    readingStart.current = undefined;
+    setShowJump(false);
+    setLoads((value) => value + 1);
+  };
+
+  const loadEarlier = (): void => {
+    const element = scroller.current;
+    if (element === null || start === 0) return;
+    follow.current = false;
+    // Keep what is on screen where it is: the layout effect shifts by the height added above.
+    anchor.current = { top: element.scrollTop, height: element.scrollHeight };
+    element.style.overflowAnchor = 'none';
+    readingStart.current = Math.max(0, start - pageSize);
+    setShowJump(true);
+    setLoads((value) => value + 1);
+  };
+
+  useEffect(() => {
+    follow.current = true;
+    readingStart.current = undefined;
+    setShowJump(false);
+  }, [sessionKey]);
+
+  useEffect(() => {
+    if (followRequest > 0) followBottom();
+  }, [followRequest]);
+
+  // Sizes that change without a render (the window, panels below, images, blocks measured late) keep
+  // the bottom in view while following.
+  useEffect(() => {
+    const element = scroller.current;
+    if (element === null) return undefined;
+    const observer = new ResizeObserver(() => {
+      if (follow.current && anchor.current === undefined) toBottom();
+    });
+    observer.observe(element);
+    const content = element.firstElementChild;
+    if (content !== null) observer.observe(content);
+    return () => observer.disconnect();
+  }, [children === undefined]);
+
+  // Before the frame is painted: the bottom on open and while following, or what was on screen after a load.
+  useLayoutEffect(() => {
+    const element = scroller.current;
+    if (element === null) return;
+    const kept = anchor.current;
+    if (kept !== undefined) {
+      anchor.current = undefined;
+      element.scrollTop = kept.top + (element.scrollHeight - kept.height);
+      lastTop.current = element.scrollTop;
+      element.style.overflowAnchor = '';
+    } else if (follow.current) toBottom();
+  });
+
+  const onScroll = (): void => {
+    const element = scroller.current;
+    if (element === null) return;
+    const top = element.scrollTop;
+    const atBottom = element.scrollHeight - top - element.clientHeight < bottomSlack;
+    if (atBottom) {
+      if (!follow.current) followBottom();
+    } else if (top < lastTop.current - 1) {
+      // Content growing below never lowers scrollTop: only the person scrolling up does.
+      if (follow.current) {
+        follow.current = false;
+        readingStart.current = start;
+        setShowJump(true);
+      }
+      if (top < topSlack) loadEarlier();
+    }
+    lastTop.current = element.scrollTop;
+  };
+
+  return (
+    <>
+      <div class="scroller" ref={scroller} data-testid="scroller" onScroll={onScroll}>
+        {children ?? (
+          <TranscriptView
+            items={items}
+            start={start}
+            revisionOf={revisionOf}
+            onOpenSession={onOpenSession}
+            onRetry={onRetry}
+          >
+            {start > 0 && (
+              <button type="button" class="load-earlier" data-testid="load-earlier" onClick={loadEarlier}>
+                Load earlier messages ({start} {start === 1 ? 'item' : 'items'} above)
+              </button>
+            )}
+          </TranscriptView>
+        )}
+      </div>
+      {showJump && (
+        <button
+          type="button"
+          class="jump-latest"
+          data-testid="jump-latest"
+          onClick={() => {
+            followBottom();
+          }}
+        >
+          Jump to latest ↓
+        </button>
+      )}
+    </>
+  );
+}
