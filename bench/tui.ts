@@ -200,7 +200,7 @@ async function echoLatencies(streaming: boolean): Promise<number[]> {
   const opened = await openTui(new BurstModel(Number.POSITIVE_INFINITY));
   await new Promise((resolve) => setTimeout(resolve, 50));
   if (streaming) {
-    opened.chat.send('go', 'next-turn');
+    await opened.chat.send('go', 'next-turn');
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   const latencies: number[] = [];
