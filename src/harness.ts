@@ -14,7 +14,7 @@ import type { LlmAdapter } from './llm/index.ts';
 import { HarnessError, LlmService } from './llm/index.ts';
 import { LoopAgent } from './loop/index.ts';
 import { SystemPromptAssembler } from './prompt/index.ts';
-import type { SessionStore } from './session/index.ts';
+import type { Session, SessionStore } from './session/index.ts';
 import { MemorySessionStore, sessionEventModes } from './session/index.ts';
 import type { Tool } from './tools/index.ts';
 import { ApprovalService, ToolPipeline, ToolRegistry } from './tools/index.ts';
@@ -132,7 +132,9 @@ export class Harness implements PluginHost {
   async resumeAgent(id: string, options: Omit<AgentOptions, 'id'> = {}): Promise<Agent> {
     this.agents.assertAvailable(id);
     const session = await this.store.open(id);
-    const resolved = this.#resolveOptions({ ...options, id }, false);
+    // The loop goes on with the route the log last used; a log that never reached a request (a crash
+    // before its first record was written) takes the default route like a new session.
+    const resolved = this.#resolveOptions({ ...options, id }, !hasRequestRoute(session));
     if (resolved.cwd === undefined && session.header.cwd !== undefined) resolved.cwd = session.header.cwd;
     return this.#publish(this.#driver(this.services, session, resolved), 'resume');
   }
@@ -177,4 +179,12 @@ export class Harness implements PluginHost {
 /** Composes a working harness: hooks, services, the default loop, and the given providers, tools and plugins. */
 export function createHarness(options: HarnessOptions = {}): Harness {
   return new Harness(options);
+}
+
+/** True when the log records a request's route (`request/context`), which a resumed loop goes on with. */
+function hasRequestRoute(session: Session): boolean {
+  const log = session.log;
+  for (let index = log.length - 1; index >= 0; index--)
+    if (log.typeAt(index) === 'request/context') return true;
+  return false;
 }

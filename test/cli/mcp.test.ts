@@ -100,14 +100,19 @@ describe('rein mcp and rein run with a project .mcp.json', () => {
     writeMcpJson({ bad: { command: process.execPath, args: [hostile, control] } });
     expect((await runRein(['mcp', 'trust'], { cwd: box.workspace, env: box.env })).code).toBe(0);
     vendor = await startFakeOpenAIServer([
-      { toolCalls: [{ id: 'call_wait', name: 'mcp__bad__wait', arguments: '{}' }] },
+      // A call without hints may have side effects: the log is durable before it runs, so a crash
+      // during it is known on resume (a read-only call lost by a crash would simply run again).
+      { toolCalls: [{ id: 'call_hold', name: 'mcp__bad__hold', arguments: '{}' }] },
       { text: 'resumed fine' },
     ]);
     const env = { ...box.env, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: vendor.url };
-    const { child, result } = startRein(['run', '--json', 'wait for it'], { cwd: box.workspace, env });
+    const { child, result } = startRein(['run', '--json', '--approve', 'yolo', 'wait for it'], {
+      cwd: box.workspace,
+      env,
+    });
     await waitForOutput(child, 'stdout', (text) => text.includes('"type":"tool/call"'));
     // The call reached the server: the process dies with it running.
-    while (!readCalls(control).includes('wait')) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (!readCalls(control).includes('hold')) await new Promise((resolve) => setTimeout(resolve, 20));
     child.kill('SIGKILL');
     const killed = await result;
     const sessionId = readSessionId(killed.stdout);
@@ -118,7 +123,7 @@ describe('rein mcp and rein run with a project .mcp.json', () => {
     expect(results.map((event) => (event.data as { error?: { code: string } }).error?.code)).toEqual([
       'TOOL_OUTCOME_UNKNOWN',
     ]);
-    expect(readCalls(control)).toEqual(['wait']);
+    expect(readCalls(control)).toEqual(['hold']);
   }, 90_000);
 });
 

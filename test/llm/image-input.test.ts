@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -114,8 +114,8 @@ describe('image content: the checks before a message is queued', () => {
     agent.followup('Hello');
     await agent.whenIdle();
     await harness.dispose();
-    const lines = readFileSync(join(root, 'images.jsonl'), 'utf8').trimEnd().split('\n');
-    const types = lines.slice(1).map((line) => (JSON.parse(line) as { type: string }).type);
+    // What is on disk, read back as another process would.
+    const types = (await new DiskSessionStore({ root }).read('images')).events.map((event) => event.type);
     expect(types.filter((type) => type === 'user/message')).toHaveLength(1);
     expect(types.at(-1)).toBe('turn/end');
     expect(model.requests).toHaveLength(1);

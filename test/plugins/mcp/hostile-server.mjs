@@ -39,6 +39,11 @@ const tools = [
     annotations: { readOnlyHint: true },
   },
   {
+    name: 'hold',
+    description: 'Waits until cancelled, with no hints: a call that may change the world',
+    inputSchema: { type: 'object', properties: {} },
+  },
+  {
     name: 'broken_schema',
     description: 'Has an input schema that is not valid JSON Schema',
     inputSchema: { type: 'object', properties: { x: { type: 'no-such-type' } } },
@@ -103,6 +108,7 @@ lines.on('line', (line) => {
       send({ id: message.id, result: text('extra ran') });
       return;
     case 'wait':
+    case 'hold':
       return;
     case 'fails':
       send({ id: message.id, result: { content: [{ type: 'text', text: 'it went wrong' }], isError: true } });
