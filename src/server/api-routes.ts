@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Agent, ApprovalDecision, ContentBlock, Harness, ModelInfo, SessionSummary } from '../index.ts';
-import { HarnessError, summarizeSession } from '../internal.ts';
+import { HarnessError, imageMediaTypes, maxMessageImageBytes, summarizeSession } from '../internal.ts';
 import { acknowledgeDurably } from './durable-acknowledgement.ts';
 import { goalBudgetRoutes } from './goal-budget-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
@@ -42,9 +42,9 @@ export interface Route {
   readonly bodyLimit?: number;
 }
 
-/** Images a message may carry, and how large all of one message's images may be together (base64). */
-const imageTypes: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
-const maxImageBytes = 20 * 1_048_576;
+/** Images a message may carry (the SDK's own list and bound, so the API refuses what `followup` would). */
+const imageTypes: ReadonlySet<string> = new Set(imageMediaTypes);
+const maxImageBytes = maxMessageImageBytes;
 const maxTextBytes = 1_048_576;
 
 const id = '([^/]+)';
