@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { appendTextBlockChunks } from './text-block-chunks.ts';
 import type { AnySessionEvent, SessionStore } from '../src/index.ts';
 import {
   DiskSessionStore,
@@ -42,24 +43,8 @@ const source = { kind: 'model' as const, provider: 'scripted', model: 'bench-mod
 /** A log of at least `count` events: turns of a tool step and an answer step, mostly text chunks. */
 export function buildLog(count: number): readonly AnySessionEvent[] {
   const session = new Session({ header: { version: 0, id: 'bench', createdAt: Date.now() } });
-  const chunks = (turn: number, step: number, deltas: number): void => {
-    session.append('assistant/chunk', {
-      turn,
-      step,
-      chunk: { type: 'block-start', index: 0, blockType: 'text' },
-    });
-    let whole = '';
-    for (let index = 0; index < deltas; index++) {
-      const text = `word${index % 17} `;
-      whole += text;
-      session.append('assistant/chunk', { turn, step, chunk: { type: 'text-delta', index: 0, text } });
-    }
-    session.append('assistant/chunk', {
-      turn,
-      step,
-      chunk: { type: 'block-end', index: 0, block: { type: 'text', text: whole } },
-    });
-  };
+  const chunks = (turn: number, step: number, deltas: number): string =>
+    appendTextBlockChunks(session, turn, step, deltas);
   while (session.length < count) {
     const turn = session.lastTurn + 1;
     const prompt = createUserMessage(`Please look at file ${turn} and summarize it.`);

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { appendTextBlockChunks } from './text-block-chunks.ts';
 import type { Message } from '../src/index.ts';
 import {
   DiskSessionStore,
@@ -113,25 +114,8 @@ export async function generateSession(root: string, cwd: string, count: number):
   const store = new DiskSessionStore({ root, durability: 'process-crash', batchWindowMs: 1000 });
   const session = await store.create({ id: 'long', cwd, title: 'A long session' });
   const source = { kind: 'model' as const, provider: 'demo', model: 'running-example' };
-  const chunks = (turn: number, step: number, deltas: number): string => {
-    session.append('assistant/chunk', {
-      turn,
-      step,
-      chunk: { type: 'block-start', index: 0, blockType: 'text' },
-    });
-    let whole = '';
-    for (let index = 0; index < deltas; index++) {
-      const text = `word${index % 17} `;
-      whole += text;
-      session.append('assistant/chunk', { turn, step, chunk: { type: 'text-delta', index: 0, text } });
-    }
-    session.append('assistant/chunk', {
-      turn,
-      step,
-      chunk: { type: 'block-end', index: 0, block: { type: 'text', text: whole } },
-    });
-    return whole;
-  };
+  const chunks = (turn: number, step: number, deltas: number): string =>
+    appendTextBlockChunks(session, turn, step, deltas);
   const usage = { inputTokens: 1200, outputTokens: 40 };
   while (session.length < count) {
     const turn = session.lastTurn + 1;
