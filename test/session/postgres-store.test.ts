@@ -145,6 +145,47 @@ describePostgres('PostgresSessionStore: bad input, follow, export and import', (
     expect(row).toEqual({ version: 99, events: '6' });
   });
 
+  it('migrates a version 1 schema in place: its sessions stay, events lose the per-row key, deletes still clean up', async () => {
+    const older = fresh();
+    const store = await PostgresSessionStore.connect({ url: older.url });
+    const session = await store.create({ id: 'old' });
+    appendTextTurn(session, 'hello', 'hi');
+    await store.release(session);
+    await store.close();
+    // What version 1 created: the foreign key from events to sessions, and the version row saying 1.
+    await withTestDatabase(url, async (client) => {
+      await client.query(
+        `alter table ${older.schema}.events add constraint events_session_id_fkey foreign key (session_id) ` +
+          `references ${older.schema}.sessions (id) on delete cascade`,
+      );
+      await client.query(`update ${older.schema}.schema_version set version = 1`);
+    });
+    const keys = (): Promise<string[]> =>
+      withTestDatabase(url, async (client) =>
+        (
+          await client.query<{ name: string }>(
+            `select conname as name from pg_constraint where conrelid = '${older.schema}.events'::regclass and contype = 'f'`,
+          )
+        ).rows.map((row) => row.name),
+      );
+    expect(await keys()).toEqual(['events_session_id_fkey']);
+    const migrated = await PostgresSessionStore.connect({ url: older.url });
+    expect(await keys()).toEqual([]);
+    expect((await migrated.read('old')).events.map((event) => event.type)).toContain('assistant/message');
+    await migrated.delete('old');
+    const [left] = await withTestDatabase(
+      url,
+      async (client) =>
+        (
+          await client.query<{ version: number; events: string }>(
+            `select version, (select count(*) from ${older.schema}.events)::text as events from ${older.schema}.schema_version`,
+          )
+        ).rows,
+    );
+    expect(left).toEqual({ version: 2, events: '0' });
+    await migrated.close();
+  });
+
   it('on a read-only database: no schema is created; an existing one is read, never written', async () => {
     const readOnly = (target: string): string => {
       const parsed = new URL(target);

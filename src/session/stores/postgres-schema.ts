@@ -3,7 +3,7 @@ import { SessionError } from '../session-error.ts';
 import { storeError } from './postgres-errors.ts';
 
 /** The schema version this code creates and reads; a database at a newer version is refused untouched. */
-export const postgresSchemaVersion = 1;
+export const postgresSchemaVersion = 2;
 
 /** The marker row that says a schema is Rein's session store. */
 const product = 'rein-sessions';
@@ -73,6 +73,12 @@ const migrations: ReadonlyArray<(schema: string) => string> = [
       return p_first + added;
     end
     $body$;
+  `,
+  // Version 2: events carry no foreign key. Every append already updates its session's row first (the
+  // event count check), so no event can name a missing session; the per-row key check was the largest
+  // part of the server's work per appended event. A delete removes the events itself.
+  (schema) => `
+    alter table ${schema}.events drop constraint if exists events_session_id_fkey;
   `,
 ];
 

@@ -263,6 +263,7 @@ export class PostgresSessionStore implements SessionStore {
     await this.#transaction(async (client) => {
       // Taking the lease first refuses a session another server holds, and blocks a takeover meanwhile.
       await acquireLease(client, this.schema, id, this.leaseMs);
+      await client.query(`delete from ${this.schema}.events where session_id = $1`, [id]);
       await client.query(`delete from ${this.schema}.sessions where id = $1`, [id]);
     });
     this.#summaries.delete(id);
