@@ -1,11 +1,12 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Agent, ApprovalDecision, ContentBlock, Harness, ModelInfo, SessionSummary } from '../index.ts';
-import { HarnessError, imageMediaTypes, maxMessageImageBytes, summarizeSession } from '../internal.ts';
+import { HarnessError, summarizeSession } from '../internal.ts';
 import { acknowledgeDurably } from './durable-acknowledgement.ts';
 import { goalBudgetRoutes } from './goal-budget-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { settledHistory } from './settled-history.ts';
 import { HttpError } from './http-error.ts';
+import { messageBodyLimit, messageFields, reasoningEffortField } from './message-body.ts';
 import { objectBody, optionalString } from './request-body.ts';
 import type { ReinServerOptions } from './server-options.ts';
 import type { SessionHub } from './session-hub.ts';
@@ -42,13 +43,7 @@ export interface Route {
   readonly bodyLimit?: number;
 }
 
-/** Images a message may carry (the SDK's own list and bound, so the API refuses what `followup` would). */
-const imageTypes: ReadonlySet<string> = new Set(imageMediaTypes);
-const maxImageBytes = maxMessageImageBytes;
-const maxTextBytes = 1_048_576;
-
 const id = '([^/]+)';
-const sendModes = ['followup', 'steer', 'inject'] as const;
 
 /** The JSON API, as (method, path pattern, handler) rows. */
 export const apiRoutes: readonly Route[] = [
@@ -65,7 +60,7 @@ export const apiRoutes: readonly Route[] = [
     method: 'POST',
     pattern: new RegExp(`^/api/sessions/${id}/messages$`),
     handler: sendMessage,
-    bodyLimit: maxImageBytes + 1_048_576,
+    bodyLimit: messageBodyLimit,
   },
   { method: 'GET', pattern: new RegExp(`^/api/sessions/${id}/inbox$`), handler: listInbox },
   { method: 'DELETE', pattern: new RegExp(`^/api/sessions/${id}/inbox/${id}$`), handler: removeQueued },
@@ -220,20 +215,7 @@ async function sendMessage(
   [sessionId]: readonly string[],
   body: unknown,
 ): Promise<ApiAnswer> {
-  const fields = objectBody(body);
-  const text = fields.text;
-  const images = imagesOf(fields.images);
-  if (typeof text !== 'string' || (text.trim() === '' && images.length === 0)) {
-    throw new HttpError(400, 'INVALID_REQUEST', 'text must be a non-empty string');
-  }
-  // The route reads larger bodies for images only: the text keeps the 1 MiB bound of every body.
-  if (Buffer.byteLength(text) > maxTextBytes) {
-    throw new HttpError(413, 'BODY_TOO_LARGE', `a message's text is limited to ${maxTextBytes} bytes`);
-  }
-  const mode = fields.mode ?? 'followup';
-  if (!sendModes.includes(mode as (typeof sendModes)[number])) {
-    throw new HttpError(400, 'INVALID_REQUEST', `mode must be one of ${sendModes.join(', ')}`);
-  }
+  const { text, images, mode } = messageFields(body);
   const agent = await context.live(sessionId!);
   if (images.length > 0) {
     const route = context.hub.routeOf(agent.id) ?? context.harness.defaultModel;
@@ -506,51 +488,4 @@ export function explainResumeFailure(sessionId: string, error: unknown): unknown
     );
   }
   return error;
-}
-
-/**
- * The optional `reasoningEffort` of a model choice: a level (`low`, `high`, `none`…) or a thinking
- * budget in tokens (`"8000"`); empty or absent means the model's default.
- */
-function reasoningEffortField(fields: Record<string, unknown>): string | undefined {
-  const value = fields.reasoningEffort;
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return String(value);
-  if (typeof value !== 'string' || !/^[a-z]+$|^\d+$/.test(value)) {
-    throw new HttpError(
-      400,
-      'INVALID_REQUEST',
-      'reasoningEffort must be a level such as "high" or a token budget',
-    );
-  }
-  return value;
-}
-
-/** The `images` of a message body: `{ mediaType, data }` with base64 data of an accepted image type. */
-function imagesOf(value: unknown): ContentBlock[] {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw new HttpError(400, 'INVALID_REQUEST', 'images must be an array');
-  let bytes = 0;
-  return value.map((image: unknown, index) => {
-    const { mediaType, data } = (image ?? {}) as { mediaType?: unknown; data?: unknown };
-    if (typeof mediaType !== 'string' || !imageTypes.has(mediaType)) {
-      throw new HttpError(
-        400,
-        'INVALID_IMAGE',
-        `images[${index}].mediaType must be one of ${[...imageTypes].join(', ')}`,
-      );
-    }
-    if (typeof data !== 'string' || data === '' || !/^[A-Za-z0-9+/]+={0,2}$/.test(data)) {
-      throw new HttpError(400, 'INVALID_IMAGE', `images[${index}].data must be base64`);
-    }
-    bytes += data.length;
-    if (bytes > maxImageBytes) {
-      throw new HttpError(
-        413,
-        'IMAGES_TOO_LARGE',
-        `a message's images are limited to ${maxImageBytes} bytes of base64`,
-      );
-    }
-    return { type: 'image', mediaType, data };
-  });
 }
