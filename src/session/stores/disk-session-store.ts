@@ -12,6 +12,7 @@ import { priceTally, summarizeSession, tallySession } from '../session-summary.t
 import { SessionSummaryCache } from './session-summary-cache.ts';
 import { SessionFileWriter } from './session-file-writer.ts';
 import { linkIntoPlace } from './link-into-place.ts';
+import { checkSessionId, constructStoredSession, isValidSessionId } from './stored-session.ts';
 import { parseTransferredLog } from './session-log-transfer.ts';
 import type { SessionDurability } from './session-file-writer.ts';
 import { ioError, isCode } from './session-io-error.ts';
@@ -49,9 +50,6 @@ interface LiveEntry {
   format: SessionLogFormat;
 }
 
-// Ids become file names: no separators, no leading dot, a bounded length.
-const validId = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
-
 /**
  * Sessions on disk, one append-only JSONL file per session (a header line, then one event per line,
  * files 0600 in a 0700 directory). One writer per session across processes (an O_EXCL lock file, a
@@ -88,7 +86,7 @@ export class DiskSessionStore implements SessionStore {
 
   /** The file of a session. */
   pathOf(id: string): string {
-    checkId(id);
+    checkSessionId(id);
     return join(this.root, `${id}.jsonl`);
   }
 
@@ -112,7 +110,13 @@ export class DiskSessionStore implements SessionStore {
     let session: Session | undefined;
     try {
       // Constructing first validates the seed before anything touches the disk; the writer buffers.
-      session = this.#construct(fullHeader, options.seed, writer);
+      session = constructStoredSession({
+        header: fullHeader,
+        seed: options.seed,
+        persistence: writer,
+        hooks: this.#hooks,
+        untouched: 'the file was not changed',
+      });
       const seed = options.seed ?? [];
       const encoder = lineEncoder(compactLogFormat, fullHeader.createdAt);
       let initial = encodeHeaderLine(fullHeader, compactLogFormat);
@@ -152,7 +156,14 @@ export class DiskSessionStore implements SessionStore {
       format = parsed.format;
       const repaired = repairInterruptedTail(parsed.events);
       // The parsed events are this store's own: the session adopts them instead of copying them again.
-      session = this.#construct(parsed.header, repaired, writer, true);
+      session = constructStoredSession({
+        header: parsed.header,
+        seed: repaired,
+        persistence: writer,
+        hooks: this.#hooks,
+        untouched: 'the file was not changed',
+        seedOwned: true,
+      });
       // The closers as the session committed them (its own envelope order), in the file's format.
       let closers = '';
       for (const event of session.log.slice(parsed.events.length, repaired.length))
@@ -191,7 +202,7 @@ export class DiskSessionStore implements SessionStore {
     for (const name of names) {
       if (!name.endsWith('.jsonl')) continue;
       const id = name.slice(0, -'.jsonl'.length);
-      if (!validId.test(id)) continue;
+      if (!isValidSessionId(id)) continue;
       const summary = await this.#summary(id);
       if (summary !== undefined) rows.push(summary);
     }
@@ -380,7 +391,7 @@ export class DiskSessionStore implements SessionStore {
 
   /** Who holds a session's write lock, if anyone (for displays); reads never need it. */
   async holderOf(id: string): Promise<{ pid: number; host: string; acquiredAt: number } | undefined> {
-    checkId(id);
+    checkSessionId(id);
     const holder = await readSessionLockHolder(join(this.root, `${id}.lock`));
     return holder === undefined
       ? undefined
@@ -395,37 +406,6 @@ export class DiskSessionStore implements SessionStore {
       ...(this.#durability !== undefined ? { durability: this.#durability } : {}),
       ...(onDurable !== undefined ? { onDurable: (count: number) => onDurable(id, count) } : {}),
     });
-  }
-
-  #construct(
-    header: SessionHeader,
-    seed: readonly AnySessionEvent[] | undefined,
-    writer: SessionFileWriter,
-    seedOwned = false,
-  ): Session {
-    const options: ConstructorParameters<typeof Session>[0] = { header, persistence: writer };
-    if (this.#hooks !== undefined) options.hooks = this.#hooks;
-    if (seed !== undefined) options.seed = seed;
-    if (seedOwned) options.seedOwned = true;
-    try {
-      return new Session(options);
-    } catch (error) {
-      if (!(error instanceof SessionError) || seed === undefined) throw error;
-      throw new SessionError(
-        'SESSION_CORRUPT',
-        `session ${header.id}: the stored log breaks the session rules (${error.message}); the file was not changed`,
-        { cause: error },
-      );
-    }
-  }
-}
-
-function checkId(id: string): void {
-  if (typeof id !== 'string' || !validId.test(id)) {
-    throw new SessionError(
-      'INVALID_SESSION_ID',
-      `invalid session id ${JSON.stringify(id)}: use up to 128 letters, digits, '.', '_' or '-', not starting with '.' or '-'`,
-    );
   }
 }
 

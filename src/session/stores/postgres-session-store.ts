@@ -35,6 +35,7 @@ import {
 } from './session-log-format.ts';
 import { parsePostgresUrl } from './postgres-url.ts';
 import { parseTransferredLog } from './session-log-transfer.ts';
+import { checkSessionId, constructStoredSession } from './stored-session.ts';
 
 /** Options of `PostgresSessionStore.connect`. */
 export interface PostgresSessionStoreOptions {
@@ -63,9 +64,6 @@ interface LiveEntry {
   writer: PostgresSessionWriter;
   lease: PostgresLease;
 }
-
-// The same rule as the disk store's file names, so that sessions move between the stores unchanged.
-const validId = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 
 const settled: Promise<void> = Promise.resolve();
 
@@ -156,7 +154,7 @@ export class PostgresSessionStore implements SessionStore {
     header: Omit<SessionHeader, 'version' | 'createdAt'> & { createdAt?: number },
     options: { seed?: readonly AnySessionEvent[] } = {},
   ): Promise<Session> {
-    checkId(header.id);
+    checkSessionId(header.id);
     this.#assertWritable();
     if (this.#live.has(header.id)) throw exists(header.id);
     const fullHeader: SessionHeader = {
@@ -169,7 +167,13 @@ export class PostgresSessionStore implements SessionStore {
     // while it is built (its `session/end-seed`) waits here until the writer exists.
     const early: AnySessionEvent[] = [];
     const buffer: SessionPersistence = { write: (event) => early.push(event), checkpoint: () => settled };
-    const session = this.#construct(fullHeader, options.seed, buffer);
+    const session = constructStoredSession({
+      header: fullHeader,
+      seed: options.seed,
+      persistence: buffer,
+      hooks: this.#hooks,
+      untouched: 'nothing was changed',
+    });
     const seedLength = options.seed?.length ?? 0;
     const lines: string[] = [];
     for (const event of session.log.slice(0, seedLength)) lines.push(encodeEventLine(event).slice(0, -1));
@@ -197,7 +201,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async open(id: string): Promise<Session> {
-    checkId(id);
+    checkSessionId(id);
     this.#assertWritable();
     const live = this.#live.get(id);
     if (live !== undefined) throw new SessionLockedError(id, live.lease.holder);
@@ -210,7 +214,14 @@ export class PostgresSessionStore implements SessionStore {
       const repaired = repairInterruptedTail(parsed.events);
       writer = this.#writer(lease, parsed.events.length);
       // The parsed events are this store's own: the session adopts them instead of copying them again.
-      session = this.#construct(parsed.header, repaired, writer, true);
+      session = constructStoredSession({
+        header: parsed.header,
+        seed: repaired,
+        persistence: writer,
+        hooks: this.#hooks,
+        untouched: 'nothing was changed',
+        seedOwned: true,
+      });
       // The closers as the session committed them (its own envelope order), as on disk.
       const closers = session.log.slice(parsed.events.length, repaired.length);
       await writer.resume(
@@ -230,7 +241,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async read(id: string): Promise<{ header: SessionHeader; events: AnySessionEvent[] }> {
-    checkId(id);
+    checkSessionId(id);
     const live = this.#live.get(id);
     if (live !== undefined) return { header: { ...live.session.header }, events: live.session.log.slice() };
     const parsed = await this.#parse(id, false);
@@ -255,7 +266,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async delete(id: string): Promise<void> {
-    checkId(id);
+    checkSessionId(id);
     this.#assertWritable();
     const live = this.#live.get(id);
     if (live !== undefined) throw new SessionLockedError(id, live.lease.holder, 'dispose its agent first');
@@ -270,7 +281,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async fork(id: string, options: SessionForkOptions = {}): Promise<SessionHeader> {
-    checkId(id);
+    checkSessionId(id);
     const live = this.#live.get(id);
     if (live !== undefined)
       return forkStoredSession(
@@ -309,7 +320,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async exportLog(id: string): Promise<string> {
-    checkId(id);
+    checkSessionId(id);
     return this.#logText(id);
   }
 
@@ -317,7 +328,7 @@ export class PostgresSessionStore implements SessionStore {
     this.#assertWritable();
     const parsed = parseTransferredLog(text, source);
     const { header, events, lines } = parsed;
-    checkId(header.id);
+    checkSessionId(header.id);
     if (this.#live.has(header.id)) throw exists(header.id);
     await this.#transaction((client) =>
       insertSessionRows(client, this.schema, {
@@ -333,12 +344,12 @@ export class PostgresSessionStore implements SessionStore {
 
   /** Who holds a session's write lease, if anyone (for displays); reads never need it. */
   async holderOf(id: string): Promise<SessionLockHolder | undefined> {
-    checkId(id);
+    checkSessionId(id);
     return this.#query(() => leaseHolderOf(this.#pool, this.schema, id));
   }
 
   follow(id: string, options: SessionFollowOptions): void {
-    checkId(id);
+    checkSessionId(id);
     this.#follower.follow(id, options);
   }
 
@@ -435,37 +446,6 @@ export class PostgresSessionStore implements SessionStore {
       retryMs: this.#options.retryMs ?? 15_000,
       ...(onDurable !== undefined ? { onDurable: (count: number) => onDurable(id, count) } : {}),
     });
-  }
-
-  #construct(
-    header: SessionHeader,
-    seed: readonly AnySessionEvent[] | undefined,
-    persistence: SessionPersistence,
-    seedOwned = false,
-  ): Session {
-    const options: ConstructorParameters<typeof Session>[0] = { header, persistence };
-    if (this.#hooks !== undefined) options.hooks = this.#hooks;
-    if (seed !== undefined) options.seed = seed;
-    if (seedOwned) options.seedOwned = true;
-    try {
-      return new Session(options);
-    } catch (error) {
-      if (!(error instanceof SessionError) || seed === undefined) throw error;
-      throw new SessionError(
-        'SESSION_CORRUPT',
-        `session ${header.id}: the stored log breaks the session rules (${error.message}); nothing was changed`,
-        { cause: error },
-      );
-    }
-  }
-}
-
-function checkId(id: string): void {
-  if (typeof id !== 'string' || !validId.test(id)) {
-    throw new SessionError(
-      'INVALID_SESSION_ID',
-      `invalid session id ${JSON.stringify(id)}: use up to 128 letters, digits, '.', '_' or '-', not starting with '.' or '-'`,
-    );
   }
 }
 
