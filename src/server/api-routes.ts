@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Agent, ApprovalDecision, ContentBlock, Harness, ModelInfo, SessionSummary } from '../index.ts';
-import { HarnessError, summarizeSession } from '../internal.ts';
+import { HarnessError, acceptsImages, summarizeSession } from '../internal.ts';
 import { acknowledgeDurably } from './durable-acknowledgement.ts';
 import { goalBudgetRoutes } from './goal-budget-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
@@ -221,8 +221,8 @@ async function sendMessage(
     const route = context.hub.routeOf(agent.id) ?? context.harness.defaultModel;
     const accepts =
       route !== undefined &&
-      context.harness.llm.adapter(route.provider)?.describeModel?.(route.model)?.images;
-    if (accepts !== true) {
+      acceptsImages(context.harness.llm.adapter(route.provider)?.describeModel?.(route.model));
+    if (!accepts) {
       const name = route !== undefined ? `${route.provider}/${route.model}` : 'this session’s model';
       throw new HttpError(
         400,
