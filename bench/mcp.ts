@@ -7,12 +7,18 @@
 // 2. Start-up: five stdio servers. Baseline: five bare SDK clients connecting and listing tools in
 //    parallel (the slowest one's start when five start together). Rein: time from the first `followup`
 //    to the model request with all five servers' tools. Target: no more than the slowest start.
+// 3. Large results: one JSON-RPC message of 1, 4 and 11 MiB, fed in 64 KiB chunks (what a pipe delivers)
+//    to the SDK's own stdio read buffer and to the one Rein puts in its place; CPU time each, same run.
 import { performance } from 'node:perf_hooks';
 import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { LlmAdapter, Tool, ToolContext } from '../src/index.ts';
 import { MemorySessionStore, createHarness, mcpPlugin } from '../src/index.ts';
+import { McpReadBuffer } from '../src/plugins/mcp/mcp-read-buffer.ts';
+import type { StdioReadBuffer } from '../src/plugins/mcp/mcp-read-buffer.ts';
 import { ScriptedProvider } from '../src/testing/index.ts';
 import { formatNumber, markdownTable, median } from './stats.ts';
 
@@ -161,6 +167,40 @@ async function startUp(): Promise<string[][]> {
   ];
 }
 
+function framingCpuMs(buffer: StdioReadBuffer, wire: Buffer): number {
+  const chunk = 65_536;
+  const start = process.cpuUsage();
+  let messages = 0;
+  for (let offset = 0; offset < wire.length; offset += chunk) {
+    buffer.append(wire.subarray(offset, offset + chunk));
+    while (buffer.readMessage() !== null) messages++;
+  }
+  const used = process.cpuUsage(start);
+  if (messages !== 1) throw new Error(`framed ${messages} messages, expected 1`);
+  return (used.user + used.system) / 1000;
+}
+
+function largeResults(): string[][] {
+  const rows: string[][] = [];
+  for (const mebibytes of [1, 4, 11]) {
+    const text = 'x'.repeat(mebibytes * 1_048_576);
+    const wire = Buffer.from(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } })}\n`,
+    );
+    const maxBufferSize = 32 * 1_048_576;
+    const sdk = framingCpuMs(new ReadBuffer({ maxBufferSize }), wire);
+    const rein = framingCpuMs(
+      new McpReadBuffer({
+        maxBytes: maxBufferSize,
+        parse: (line) => JSONRPCMessageSchema.parse(JSON.parse(line)),
+      }),
+      wire,
+    );
+    rows.push([`${mebibytes} MiB`, formatNumber(sdk), formatNumber(rein), formatNumber(sdk / rein)]);
+  }
+  return rows;
+}
+
 // The SDK is loaded once up front, so neither side pays its first import inside a measurement.
 await bareClient().then((client) => client.close());
 const overhead = await perCallOverhead();
@@ -168,4 +208,8 @@ const startup = await startUp();
 process.stdout.write(`MCP per-call overhead (${calls} calls of echo over stdio, interleaved)\n\n`);
 process.stdout.write(`${markdownTable(['measure', 'value'], overhead)}\n\n`);
 process.stdout.write('MCP start-up: five stdio servers before the first model request\n\n');
-process.stdout.write(`${markdownTable(['measure', 'value'], startup)}\n`);
+process.stdout.write(`${markdownTable(['measure', 'value'], startup)}\n\n`);
+process.stdout.write('MCP large results: one stdio message framed and parsed, 64 KiB chunks (CPU ms)\n\n');
+process.stdout.write(
+  `${markdownTable(['message', 'SDK ReadBuffer', 'Rein McpReadBuffer', 'ratio'], largeResults())}\n`,
+);

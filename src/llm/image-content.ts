@@ -63,26 +63,34 @@ export function checkImageContent(content: readonly ContentBlock[]): void {
 }
 
 function checkImage(block: Partial<ImageBlock>, index: number): number {
-  const where = `content[${index}]`;
+  const problem = imageProblem(block);
+  if (problem !== undefined) throw new HarnessError('INVALID_IMAGE', `content[${index}]: ${problem}`);
+  return imageSize(block as ImageBlock);
+}
+
+/**
+ * Why an image block cannot go to a vendor as it is (an unaccepted media type, data that is not base64,
+ * neither data nor an https URL), or undefined when it can; its size is left to the caller (`imageSize`).
+ */
+export function imageProblem(block: Partial<ImageBlock>): string | undefined {
   if (typeof block.mediaType !== 'string' || !imageMediaTypes.includes(block.mediaType)) {
-    throw new HarnessError(
-      'INVALID_IMAGE',
-      `${where}: an image's mediaType must be one of ${imageMediaTypes.join(', ')}, not ${JSON.stringify(block.mediaType)}`,
-    );
+    return `an image's mediaType must be one of ${imageMediaTypes.join(', ')}, not ${JSON.stringify(block.mediaType)}`;
   }
   if (block.data !== undefined) {
     if (typeof block.data !== 'string' || block.data === '' || block.data.length % 4 !== 0) {
-      throw new HarnessError('INVALID_IMAGE', `${where}: an image's data must be non-empty base64`);
+      return "an image's data must be non-empty base64";
     }
-    // Sized first: the pattern test is linear, but a huge string is refused without scanning it.
-    if (block.data.length > maxMessageImageBytes) return block.data.length;
-    if (!base64.test(block.data)) {
-      throw new HarnessError('INVALID_IMAGE', `${where}: an image's data must be base64`);
-    }
-    return block.data.length;
+    // Sized first: the pattern test is linear, and a huge string is refused by its size without scanning it.
+    if (block.data.length > maxMessageImageBytes) return undefined;
+    return base64.test(block.data) ? undefined : "an image's data must be base64";
   }
-  if (typeof block.url === 'string' && /^(https:|data:image\/)/.test(block.url)) return block.url.length;
-  throw new HarnessError('INVALID_IMAGE', `${where}: an image needs base64 data or an https URL`);
+  if (typeof block.url === 'string' && /^(https:|data:image\/)/.test(block.url)) return undefined;
+  return 'an image needs base64 data or an https URL';
+}
+
+/** The characters an image block adds to a message: its base64 data, or its URL. */
+export function imageSize(block: ImageBlock): number {
+  return block.data?.length ?? block.url?.length ?? 0;
 }
 
 /** The text an image becomes for a model that does not take images. */

@@ -5,6 +5,7 @@ import { isAbortError } from '../../llm/index.ts';
 import type { McpCallResult } from './mcp-content.ts';
 import { McpError } from './mcp-error.ts';
 import type { McpErrorCode } from './mcp-error.ts';
+import { McpReadBuffer, replaceReadBuffer } from './mcp-read-buffer.ts';
 import type { McpSdk } from './mcp-sdk.ts';
 import { loadMcpSdk } from './mcp-sdk.ts';
 import type { McpServerConfig } from './mcp-server-config.ts';
@@ -43,6 +44,9 @@ export interface McpConnectionOptions {
 
 const stderrLinesKept = 20;
 const stderrBytesKept = 4_000;
+// The largest JSON-RPC message a stdio server may send: room for a result carrying the 20 MiB of images a
+// request may take, plus text. The SDK's default (10 MiB) cut such a result off mid-line.
+const maxStdioMessageBytes = 32 * 1_048_576;
 
 /**
  * One MCP server: started on demand (connect, initialize, list tools) within a start-up timeout,
@@ -59,6 +63,8 @@ export class McpConnection {
   #stderr: string[] = [];
   #stderrPartial = '';
   #protocolNoise: string | undefined;
+  // What broke the transport itself (a message over the size bound, a pipe error), for the error it causes.
+  #transportFault: string | undefined;
   #lastError: McpError | undefined;
   #tools: readonly McpListedTool[] = [];
   #generation = 0;
@@ -174,6 +180,7 @@ export class McpConnection {
     this.#stderr = [];
     this.#stderrPartial = '';
     this.#protocolNoise = undefined;
+    this.#transportFault = undefined;
     const generation = ++this.#generation;
     // Loading the SDK (once per process) is Rein's cost, not the server's: it is outside the timeout.
     let sdk: McpSdk;
@@ -229,7 +236,15 @@ export class McpConnection {
         env: { ...sdk.getDefaultEnvironment(), ...config.env },
         cwd: config.cwd ?? this.#options.cwd,
         stderr: 'pipe',
+        maxBufferSize: maxStdioMessageBytes,
       });
+      replaceReadBuffer(
+        transport,
+        new McpReadBuffer({
+          maxBytes: maxStdioMessageBytes,
+          parse: (line) => sdk.JSONRPCMessageSchema.parse(JSON.parse(line)),
+        }),
+      );
       transport.stderr?.on('data', (chunk: Buffer) => this.#collectStderr(chunk.toString('utf8')));
       await this.#open(sdk, transport, generation, timeoutMs);
       return;
@@ -293,15 +308,20 @@ export class McpConnection {
       // A line on stdout that is not JSON-RPC: the server is broken once it is running (noise before
       // initialize, such as a banner, is only remembered for the error message).
       if (error instanceof SyntaxError || (error as { name?: string }).name === 'ZodError') {
-        this.#protocolNoise ??= describe(error);
+        // After the transport broke, the bytes that follow are the rest of the message it cut off.
+        if (this.#transportFault === undefined) this.#protocolNoise ??= describe(error);
         if (this.#state === 'ready') {
           this.#lastError = this.#error(
             'MCP_SERVER_DIED',
-            `wrote output that is not JSON-RPC to stdout (${this.#protocolNoise})`,
+            this.#transportFault !== undefined
+              ? `its connection failed (${this.#transportFault})`
+              : `wrote output that is not JSON-RPC to stdout (${this.#protocolNoise})`,
           );
           this.#setState('failed');
           void this.#disconnect();
         }
+      } else {
+        this.#transportFault ??= describe(error);
       }
     };
     this.#client = client;
@@ -361,7 +381,13 @@ export class McpConnection {
       const failure =
         this.#protocolNoise !== undefined && this.#lastError?.code === 'MCP_SERVER_DIED'
           ? this.#lastError
-          : this.#error('MCP_SERVER_DIED', `exited during ${tool}`, error);
+          : this.#error(
+              'MCP_SERVER_DIED',
+              this.#transportFault !== undefined
+                ? `its connection failed during ${tool} (${this.#transportFault})`
+                : `exited during ${tool}`,
+              error,
+            );
       if (this.#state !== 'closed') this.#setState('failed');
       // The process's last stderr lines may arrive just after its stdout closed.
       await new Promise((resolve) => setTimeout(resolve, 50));

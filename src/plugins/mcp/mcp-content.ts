@@ -1,4 +1,5 @@
 import type { ContentBlock, ImageBlock } from '../../llm/index.ts';
+import { formatBytes, imageProblem, imageSize, maxMessageImageBytes } from '../../llm/index.ts';
 import type { ToolOutput } from '../../tools/index.ts';
 import type { OutputLimit } from '../../tools/builtin/index.ts';
 import { boundText, defaultOutputMaxBytes } from '../../tools/builtin/index.ts';
@@ -26,10 +27,17 @@ function record(value: unknown): Record<string, unknown> | undefined {
     : undefined;
 }
 
-function describeBinary(kind: string, uri: string | undefined, mimeType: unknown, base64: string): string {
+function describeBinary(
+  kind: string,
+  uri: string | undefined,
+  mimeType: unknown,
+  base64: string,
+  reason?: string,
+): string {
   const bytes = Math.floor((base64.length * 3) / 4);
   const type = typeof mimeType === 'string' ? mimeType : 'unknown type';
-  return `[${kind}${uri !== undefined ? ` ${uri}` : ''} (${type}, about ${bytes} bytes) not shown]`;
+  const why = reason !== undefined ? `: ${reason}` : '';
+  return `[${kind}${uri !== undefined ? ` ${uri}` : ''} (${type}, about ${bytes} bytes) not shown${why}]`;
 }
 
 function partsOf(item: unknown): Part[] {
@@ -82,21 +90,46 @@ function partsOf(item: unknown): Part[] {
 }
 
 /**
+ * Checks a result's images by the rules a user message's images follow, so that every request Rein sends
+ * is one the vendor accepts: an image of another type, with data that is not base64, or past the 20 MiB a
+ * result's images may carry together becomes a text note saying what was not shown and why.
+ */
+function checkedImages(parts: readonly Part[]): Part[] {
+  let carried = 0;
+  return parts.map((part) => {
+    if (part.kind !== 'image') return part;
+    const { block } = part;
+    const problem = imageProblem(block);
+    const size = imageSize(block);
+    if (problem === undefined && carried + size <= maxMessageImageBytes) {
+      carried += size;
+      return part;
+    }
+    const why =
+      problem ??
+      `a tool result's images are limited to ${formatBytes(maxMessageImageBytes)} of base64 together`;
+    return { kind: 'text', text: describeBinary('image', undefined, block.mediaType, block.data ?? '', why) };
+  });
+}
+
+/**
  * Maps an MCP tool result to a tool output: text, embedded resources, resource links and structured
  * content become text (bounded to the output cap exactly like the built-in tools', the whole text
- * spilled to a private file when cut), images stay images, and `isError` makes it an error result.
+ * spilled to a private file when cut), images a vendor takes stay images (others become notes), and
+ * `isError` makes it an error result.
  */
 export function mcpResultOutput(
   result: McpCallResult,
   settings: McpOutputSettings,
   meta: Record<string, unknown>,
 ): ToolOutput {
-  const parts: Part[] = [];
+  let parts: Part[] = [];
   const content = Array.isArray(result.content) ? result.content : [];
   for (const item of content) parts.push(...partsOf(item));
   if (content.length === 0 && result.toolResult !== undefined) {
     parts.push({ kind: 'text', text: JSON.stringify(result.toolResult) });
   }
+  parts = checkedImages(parts);
   const outputMeta: Record<string, unknown> = { ...meta };
   if (result.structuredContent !== undefined) {
     // Kept for programs (UIs, SDK listeners) when it is no larger than what the model may see.

@@ -6,6 +6,7 @@ import type {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type {
+  JSONRPCMessageSchema,
   ListRootsRequestSchema,
   McpError,
   ToolListChangedNotificationSchema,
@@ -22,6 +23,7 @@ export interface McpSdk {
   readonly ListRootsRequestSchema: typeof ListRootsRequestSchema;
   readonly ToolListChangedNotificationSchema: typeof ToolListChangedNotificationSchema;
   readonly McpError: typeof McpError;
+  readonly JSONRPCMessageSchema: typeof JSONRPCMessageSchema;
 }
 
 let loading: Promise<McpSdk> | undefined;
@@ -47,6 +49,7 @@ export function loadMcpSdk(): Promise<McpSdk> {
     ListRootsRequestSchema: types.ListRootsRequestSchema,
     ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
     McpError: types.McpError,
+    JSONRPCMessageSchema: types.JSONRPCMessageSchema,
   }));
   return loading;
 }

@@ -49,6 +49,34 @@ const tools = [
     inputSchema: { type: 'object', properties: { x: { type: 'no-such-type' } } },
   },
   { name: 'fails', description: 'Reports a tool error', inputSchema: { type: 'object', properties: {} } },
+  {
+    name: 'large',
+    description: 'Answers with 11 MiB of text: more than the SDK reads from stdio by default',
+    inputSchema: { type: 'object', properties: {} },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'huge',
+    description: 'Answers with 33 MiB of text: more than Rein reads from stdio in one message',
+    inputSchema: { type: 'object', properties: {} },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'images',
+    description: 'Answers with one image a vendor takes and one it does not',
+    inputSchema: { type: 'object', properties: {} },
+    annotations: { readOnlyHint: true },
+  },
+];
+
+// A 1×1 PNG and an SVG, a type no vendor takes as image input. (Data that is not base64 never reaches
+// Rein: the SDK refuses the whole result.)
+const tinyPng =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+const imageContent = [
+  { type: 'text', text: 'two images' },
+  { type: 'image', mimeType: 'image/png', data: tinyPng },
+  { type: 'image', mimeType: 'image/svg+xml', data: Buffer.from('<svg/>').toString('base64') },
 ];
 
 const send = (message) => process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
@@ -109,6 +137,15 @@ lines.on('line', (line) => {
       return;
     case 'wait':
     case 'hold':
+      return;
+    case 'large':
+      send({ id: message.id, result: text('x'.repeat(11 * 1_048_576)) });
+      return;
+    case 'huge':
+      send({ id: message.id, result: text('x'.repeat(33 * 1_048_576)) });
+      return;
+    case 'images':
+      send({ id: message.id, result: { content: imageContent } });
       return;
     case 'fails':
       send({ id: message.id, result: { content: [{ type: 'text', text: 'it went wrong' }], isError: true } });

@@ -134,6 +134,85 @@ describe('MCP: servers that misbehave', () => {
     expect(headerToolNames(agent)[0]).toContain('mcp__bad__pid');
   }, 30_000);
 
+  it('an image of a type no vendor takes becomes a note; the request carries only the PNG', async () => {
+    fixture = await mcpFixture({
+      workspace: box.workspace,
+      reinHome: box.reinHome,
+      mode: 'yolo',
+      mcp: { servers: { bad: hostileServer(control) } },
+      responses: [{ toolCalls: [call('i1', 'images')] }, { text: 'seen' }],
+    });
+    const { agent, model } = fixture;
+    agent.followup('show me');
+    await agent.whenIdle();
+    const logged = agent.session.events.filter((event) => event.type === 'tool/result');
+    expect(logged).toHaveLength(1);
+    const result = (
+      logged[0]!.data as {
+        message: { content: { toolCallId: string; content: { type: string; text?: string }[] }[] };
+      }
+    ).message.content[0]!;
+    expect(result.toolCallId).toBe('i1');
+    expect(result.content.map((part) => (part.type === 'text' ? part.text : part.type))).toEqual([
+      'two images',
+      'image',
+      "[image (image/svg+xml, about 6 bytes) not shown: an image's mediaType must be one of image/png, " +
+        'image/jpeg, image/gif, image/webp, not "image/svg+xml"]',
+    ]);
+    // The request after it carries the one image the vendor takes.
+    const sent = JSON.stringify(model.requests[1]!.messages);
+    expect(sent.match(/"type":"image"/g)).toHaveLength(1);
+    expect(sent).toContain('"mediaType":"image/png"');
+  }, 30_000);
+
+  it('a result larger than the SDK reads by default (11 MiB of text) arrives whole, bounded and spilled', async () => {
+    fixture = await mcpFixture({
+      workspace: box.workspace,
+      reinHome: box.reinHome,
+      mode: 'yolo',
+      mcp: { servers: { bad: hostileServer(control) } },
+      responses: [{ toolCalls: [call('l1', 'large'), call('p1', 'pid')] }, { text: 'seen' }],
+    });
+    const { agent } = fixture;
+    agent.followup('large');
+    await agent.whenIdle();
+    const [large, pid] = loggedResults(agent);
+    expect(large).toMatchObject({ callId: 'l1', isError: false, code: undefined });
+    expect(large!.text.length).toBeLessThan(100_000);
+    const spilled = agent.session.events.find((event) => event.type === 'tool/result')!.data as {
+      meta?: { outputFile?: string };
+    };
+    expect(readFileSync(spilled.meta!.outputFile!, 'utf8')).toBe('x'.repeat(11 * 1_048_576));
+    // The same server process answers the next call: the large line did not break the connection.
+    expect(pid).toMatchObject({ callId: 'p1', isError: false, text: launches()[0] });
+    expect(launches()).toHaveLength(1);
+  }, 30_000);
+
+  it('a message past the 32 MiB Rein reads is a clear connection failure, then a restart serves', async () => {
+    fixture = await mcpFixture({
+      workspace: box.workspace,
+      reinHome: box.reinHome,
+      mode: 'yolo',
+      mcp: { servers: { bad: hostileServer(control) } },
+      responses: [
+        { toolCalls: [call('h1', 'huge')] },
+        { text: 'first done' },
+        { toolCalls: [call('p1', 'pid')] },
+      ],
+    });
+    const { agent } = fixture;
+    agent.followup('huge');
+    await agent.whenIdle();
+    const [huge] = loggedResults(agent);
+    expect(huge).toMatchObject({ callId: 'h1', isError: true, code: 'MCP_SERVER_DIED' });
+    expect(huge!.text).toContain('MCP server bad its connection failed during huge (');
+    expect(huge!.text).toContain('a message longer than 33554432 bytes arrived on stdout');
+    expect(huge!.text).not.toContain('not JSON-RPC');
+    agent.followup('again');
+    await agent.whenIdle();
+    expect(loggedResults(agent)[1]).toMatchObject({ callId: 'p1', isError: false, text: launches()[1] });
+  }, 30_000);
+
   it('cancelling a turn sends the server a cancellation notification for the running call', async () => {
     fixture = await mcpFixture({
       workspace: box.workspace,
