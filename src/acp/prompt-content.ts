@@ -1,6 +1,7 @@
 import type { ContentBlock as AcpContentBlock } from '@agentclientprotocol/sdk';
 import type { ContentBlock } from '../index.ts';
-import { acceptsImages, checkImageContent, imageMediaTypes } from '../internal.ts';
+import type { ModelInfo } from '../internal.ts';
+import { acceptsImages, checkImageContent, checkImagesFit, imageMediaTypes } from '../internal.ts';
 import { reinRequestError } from './acp-errors.ts';
 import type { AcpSession } from './acp-session.ts';
 
@@ -9,6 +10,8 @@ export interface PromptAcceptance {
   readonly image: boolean;
   /** The route named in a refusal, `provider/model`. */
   readonly model: string;
+  /** The model's facts, for its limit per image (`ModelInfo.imageBytes`). */
+  readonly info?: ModelInfo;
 }
 
 /**
@@ -18,12 +21,14 @@ export interface PromptAcceptance {
 export function promptAcceptance(session: AcpSession): PromptAcceptance {
   const route = session.route;
   let image = false;
+  let info: ModelInfo | undefined;
   try {
-    image = acceptsImages(session.harness.llm.prepare(route).model);
+    info = session.harness.llm.prepare(route).model;
+    image = acceptsImages(info);
   } catch {
     // A route that no longer prepares takes no images; the prompt itself reports the route.
   }
-  return { image, model: `${route.provider}/${route.model}` };
+  return { image, model: `${route.provider}/${route.model}`, ...(info !== undefined ? { info } : {}) };
 }
 
 /**
@@ -31,7 +36,7 @@ export function promptAcceptance(session: AcpSession): PromptAcceptance {
  * text resources as tagged context, images (base64, one of png, jpeg, gif, webp) when the model takes
  * them, embedded image files as images too when it does (as a link otherwise). Throws a protocol error carrying Rein's code: `INVALID_PROMPT` for an empty prompt or audio,
  * `IMAGES_UNSUPPORTED` for an image the model cannot take, `INVALID_IMAGE` / `IMAGES_TOO_LARGE` for an
- * image no model should get. Nothing is queued or logged when it throws.
+ * image no model should get or one larger than this model takes. Nothing is queued or logged when it throws.
  */
 export function promptContent(prompt: readonly AcpContentBlock[], accepts: PromptAcceptance): ContentBlock[] {
   const blocks: ContentBlock[] = [];
@@ -77,5 +82,6 @@ export function promptContent(prompt: readonly AcpContentBlock[], accepts: Promp
   }
   if (blocks.length === 0) throw reinRequestError('INVALID_PROMPT', 'the prompt is empty');
   checkImageContent(blocks);
+  checkImagesFit(blocks, accepts.info, accepts.model);
   return blocks;
 }

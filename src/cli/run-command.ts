@@ -8,7 +8,9 @@ import type {
   TurnEndReason,
 } from '../index.ts';
 import {
+  HarnessError,
   acceptsImages,
+  checkImagesFit,
   createReinHarness,
   formatCost,
   openSessionStore,
@@ -88,14 +90,14 @@ export async function runCommand(parsed: ParsedCommand, io: CliIo): Promise<numb
       harness.assertPromptFits(prompt, model !== undefined ? parseModelRoute(model) : harness.route);
     }
     if (images.length > 0 && !resuming) {
-      assertTakesImages(harness, model !== undefined ? parseModelRoute(model) : harness.route);
+      assertTakesImages(harness, model !== undefined ? parseModelRoute(model) : harness.route, images);
     }
     const agent = await openAgent(harness, { cwd, resumeId, continueLatest, model, reasoningEffort });
     if ((prompt !== undefined || images.length > 0) && resuming) {
       const route = routeOf(agent);
       const resumed = route !== undefined ? parseModelRoute(route) : harness.route;
       if (prompt !== undefined) harness.assertPromptFits(prompt, resumed);
-      if (images.length > 0) assertTakesImages(harness, resumed);
+      if (images.length > 0) assertTakesImages(harness, resumed, images);
     }
     // The demo notice is for a fresh run that fell back to it; other notices (an undescribed model) always show.
     const fellBack = model === undefined && resumeId === undefined && !continueLatest;
@@ -405,14 +407,26 @@ function promptMessage(
   return [...text, ...images];
 }
 
-/** Refuses, before anything is sent or stored, images for a route whose model does not take them. */
-function assertTakesImages(harness: ReinHarness, route: { provider: string; model: string }): void {
-  if (acceptsImages(harness.llm.prepare(route).model)) return;
-  throw new CliError(
-    'IMAGES_UNSUPPORTED',
-    `${route.provider}/${route.model} does not accept images; pick one that does with --model ` +
-      '(e.g. an OpenAI or Anthropic model) or leave out --image',
-  );
+/** Refuses, before anything is sent or stored, images a route's model does not take (any, or this large). */
+function assertTakesImages(
+  harness: ReinHarness,
+  route: { provider: string; model: string },
+  images: readonly ImageBlock[],
+): void {
+  const info = harness.llm.prepare(route).model;
+  if (!acceptsImages(info)) {
+    throw new CliError(
+      'IMAGES_UNSUPPORTED',
+      `${route.provider}/${route.model} does not accept images; pick one that does with --model ` +
+        '(e.g. an OpenAI or Anthropic model) or leave out --image',
+    );
+  }
+  try {
+    checkImagesFit(images, info, `${route.provider}/${route.model}`);
+  } catch (error) {
+    if (error instanceof HarnessError) throw new CliError(error.code, error.message);
+    throw error;
+  }
 }
 
 /** A prompt of the form `/goal objective`. */

@@ -22,6 +22,7 @@ const modelFacts = fields({
   thinking: value,
   fixedSampling: value,
   images: value,
+  imageBytes: value,
   label: value,
 });
 

@@ -138,6 +138,10 @@ export function validateReinConfig(value: unknown, path = 'config'): ReinConfig 
     if (facts.fixedSampling !== undefined && typeof facts.fixedSampling !== 'boolean') {
       fail(`models.${id}.fixedSampling`, 'true or false');
     }
+    const imageBytes = facts.imageBytes;
+    if (imageBytes !== undefined && !(Number.isSafeInteger(imageBytes) && (imageBytes as number) > 0)) {
+      fail(`models.${id}.imageBytes`, 'a positive whole number');
+    }
   }
   return value as ReinConfig;
 }

@@ -1,4 +1,5 @@
 import { HarnessError, LlmError } from './llm-error.ts';
+import type { LlmErrorCode } from './llm-error.ts';
 import type { LlmRequest, ModelInfo } from './llm-request.ts';
 import type { ContentBlock, ImageBlock, Message } from './message.ts';
 
@@ -88,15 +89,37 @@ export function imageProblem(block: Partial<ImageBlock>): string | undefined {
   return 'an image needs base64 data or an https URL';
 }
 
+/**
+ * Throws HarnessError `IMAGES_TOO_LARGE` when an image of `content` is longer than `model` takes
+ * (`ModelInfo.imageBytes`), naming the model as `name`; content for a model without such a limit passes.
+ */
+export function checkImagesFit(
+  content: readonly ContentBlock[],
+  model: ModelInfo | undefined,
+  name: string,
+): void {
+  const limit = model?.imageBytes;
+  if (limit === undefined) return;
+  for (const block of content) {
+    if (block.type === 'image' && imageSize(block) > limit) {
+      throw new HarnessError(
+        'IMAGES_TOO_LARGE',
+        `${name} takes images of up to ${formatBytes(limit)} of base64, and this one has ` +
+          `${formatBytes(imageSize(block))}; send a smaller or downscaled image`,
+      );
+    }
+  }
+}
+
 /** The characters an image block adds to a message: its base64 data, or its URL. */
 export function imageSize(block: ImageBlock): number {
   return block.data?.length ?? block.url?.length ?? 0;
 }
 
-/** The text an image becomes for a model that does not take images. */
-export function imageNote(block: ImageBlock): string {
+/** The text an image becomes where it cannot be sent: its type, its size, and why (`reason`). */
+export function imageNote(block: ImageBlock, reason = 'this model does not accept images'): string {
   const size = block.data !== undefined ? `, ${formatBytes(decodedBytes(block.data))}` : '';
-  return `[image: ${block.mediaType}${size} — not shown: this model does not accept images]`;
+  return `[image: ${block.mediaType}${size} — not shown: ${reason}]`;
 }
 
 /** The number of bytes base64 text decodes to. */
@@ -113,45 +136,95 @@ export function formatBytes(bytes: number): string {
 }
 
 /**
- * The request as a model without image input can take it. When the newest prompt (the latest user
- * message that is not a tool result) carries an image, nothing is sent: LlmError `IMAGES_UNSUPPORTED`.
- * Images further back (sent while another model served the session) become a short text note, so a
- * session that switched to a text-only model keeps working. A model that takes images gets the request
- * unchanged, and so does a history without images.
+ * The request as its model can take it. For a model without image input: when the newest prompt (the
+ * latest user message that is not a tool result) carries an image, nothing is sent (LlmError
+ * `IMAGES_UNSUPPORTED`); images further back (sent while another model served the session) become a short
+ * text note, so a session that switched to a text-only model keeps working. For a model with a size
+ * limit per image (`ModelInfo.imageBytes`): a larger image in the newest prompt is LlmError
+ * `IMAGES_TOO_LARGE`, and larger ones further back or in tool results become notes. Any other request,
+ * and a history without images, passes unchanged.
  */
 export function imageReadyRequest(request: LlmRequest, model: ModelInfo | undefined): LlmRequest {
-  if (acceptsImages(model)) return request;
+  const takesImages = acceptsImages(model);
+  const limit = takesImages ? model?.imageBytes : undefined;
+  if (takesImages && limit === undefined) return request;
+  if (imageFreeHistories.has(request.messages)) return request;
+  if (limit === undefined) {
+    const sendable = (block: ContentBlock): boolean => block.type !== 'image';
+    const note = (block: ImageBlock): string => imageNote(block);
+    return shapedRequest(request, sendable, note, false, () =>
+      llmErrorFor(
+        request,
+        'IMAGES_UNSUPPORTED',
+        'does not accept images; pick a model that does, or send text',
+      ),
+    );
+  }
+  const sendable = (block: ContentBlock): boolean => block.type !== 'image' || imageSize(block) <= limit;
+  const reason = `larger than the ${formatBytes(limit)} of base64 this model takes`;
+  return shapedRequest(
+    request,
+    sendable,
+    (block) => imageNote(block, reason),
+    true,
+    () =>
+      llmErrorFor(
+        request,
+        'IMAGES_TOO_LARGE',
+        `takes images of up to ${formatBytes(limit)} of base64, and this message has a larger one; ` +
+          'send a smaller or downscaled image',
+      ),
+  );
+}
+
+function llmErrorFor(request: LlmRequest, code: LlmErrorCode, text: string): LlmError {
+  return new LlmError({ code, message: `${request.provider}/${request.model} ${text}` });
+}
+
+// Rebuilds only the messages from the first one holding an image that cannot be sent; `inToolResults`
+// also looks inside tool results (a text-only model's adapter writes those images as text itself).
+function shapedRequest(
+  request: LlmRequest,
+  sendable: (block: ContentBlock) => boolean,
+  note: (block: ImageBlock) => string,
+  inToolResults: boolean,
+  refusal: () => LlmError,
+): LlmRequest {
   const messages = request.messages;
-  if (imageFreeHistories.has(messages)) return request;
+  const unsendable = (content: readonly ContentBlock[]): boolean =>
+    content.some(
+      (block) =>
+        !sendable(block) || (inToolResults && block.type === 'tool-result' && unsendable(block.content)),
+    );
   let first = -1;
   let newestPrompt = -1;
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index]!;
     if (message.role !== 'user') continue;
     if (newestPrompt < 0 && message.source.kind !== 'tool') newestPrompt = index;
-    if (hasImages(message.content)) first = index;
+    if (unsendable(message.content)) first = index;
   }
   if (first < 0) return request;
-  if (newestPrompt >= 0 && hasImages(messages[newestPrompt]!.content)) {
-    throw new LlmError({
-      code: 'IMAGES_UNSUPPORTED',
-      message: `${request.provider}/${request.model} does not accept images; pick a model that does, or send text`,
-    });
+  if (newestPrompt >= 0 && messages[newestPrompt]!.content.some((block) => !sendable(block))) {
+    throw refusal();
   }
+  const replaced = (content: readonly ContentBlock[]): ContentBlock[] =>
+    content.map((block, position) => {
+      if (inToolResults && block.type === 'tool-result' && unsendable(block.content)) {
+        return { ...block, content: replaced(block.content) };
+      }
+      if (block.type !== 'image' || sendable(block)) return block;
+      // On a line of its own: vendors that take one string per message join text blocks without a gap.
+      return { type: 'text' as const, text: `${position > 0 ? '\n' : ''}${note(block)}` };
+    });
   const shaped: Message[] = messages.slice(0, first);
   for (let index = first; index < messages.length; index++) {
     const message = messages[index]!;
-    if (message.role !== 'user' || !hasImages(message.content)) {
-      shaped.push(message);
-      continue;
-    }
-    // On a line of its own: vendors that take one string per message join text blocks without a gap.
-    const content = message.content.map((block, position) =>
-      block.type === 'image'
-        ? { type: 'text' as const, text: `${position > 0 ? '\n' : ''}${imageNote(block)}` }
-        : block,
+    shaped.push(
+      message.role === 'user' && unsendable(message.content)
+        ? { ...message, content: replaced(message.content) }
+        : message,
     );
-    shaped.push({ ...message, content });
   }
   return { ...request, messages: shaped };
 }

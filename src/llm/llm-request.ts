@@ -53,6 +53,11 @@ export interface ModelInfo {
   fixedSampling?: boolean;
   /** True for a model that accepts images in user messages. */
   images?: boolean;
+  /**
+   * The most base64 characters one image may have for this model (its vendor answers a larger one with
+   * a 400); no limit of its own when unset, beyond the 20 MiB a message's images may carry.
+   */
+  imageBytes?: number;
   label?: string;
   /** True for a model that plays a script rather than calling a vendor. */
   demo?: boolean;

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Agent, ApprovalDecision, ContentBlock, Harness, ModelInfo, SessionSummary } from '../index.ts';
-import { HarnessError, acceptsImages, summarizeSession } from '../internal.ts';
+import { HarnessError, acceptsImages, checkImagesFit, summarizeSession } from '../internal.ts';
 import { acknowledgeDurably } from './durable-acknowledgement.ts';
 import { goalBudgetRoutes } from './goal-budget-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
@@ -219,16 +219,23 @@ async function sendMessage(
   const agent = await context.live(sessionId!);
   if (images.length > 0) {
     const route = context.hub.routeOf(agent.id) ?? context.harness.defaultModel;
-    const accepts =
-      route !== undefined &&
-      acceptsImages(context.harness.llm.adapter(route.provider)?.describeModel?.(route.model));
-    if (!accepts) {
-      const name = route !== undefined ? `${route.provider}/${route.model}` : 'this session’s model';
+    const info =
+      route !== undefined
+        ? context.harness.llm.adapter(route.provider)?.describeModel?.(route.model)
+        : undefined;
+    const name = route !== undefined ? `${route.provider}/${route.model}` : 'this session’s model';
+    if (!acceptsImages(info)) {
       throw new HttpError(
         400,
         'IMAGES_UNSUPPORTED',
         `${name} does not accept images; pick a model that does`,
       );
+    }
+    try {
+      checkImagesFit(images, info, name);
+    } catch (error) {
+      if (error instanceof HarnessError) throw new HttpError(413, error.code, error.message);
+      throw error;
     }
   }
   context.hub.keepApprover(agent.id);

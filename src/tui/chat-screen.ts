@@ -340,6 +340,7 @@ export class ChatScreen implements Component {
         sessionId: chat.agent.id,
         signal: controller.signal,
         images: chat.acceptsImages(),
+        ...(chat.imageBytes() !== undefined ? { imageBytes: chat.imageBytes()! } : {}),
       });
       for (const outcome of outcomes) {
         if (outcome.attached) this.notice(`Attached ${outcome.display} (${outcome.bytes} bytes).`);

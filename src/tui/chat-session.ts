@@ -137,6 +137,16 @@ export class ChatSession {
     }
   }
 
+  /** The size limit of one image (base64 characters) of the model of the next request, if it has one. */
+  imageBytes(): number | undefined {
+    try {
+      return this.harness.llm.prepare(this.currentRoute).model?.imageBytes;
+    } catch {
+      // A route that no longer prepares takes no images at all; acceptsImages says so.
+      return undefined;
+    }
+  }
+
   /**
    * Sends a prompt: `next-step` steers the running turn, `next-turn` queues (or starts) a turn. Resolves
    * once the message is durable in the session log; rejects with `CHECKPOINT_FAILED` when it cannot be.

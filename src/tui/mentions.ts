@@ -4,6 +4,7 @@ import { closeSync } from 'node:fs';
 import { extname } from 'node:path';
 import {
   evaluatePermission,
+  formatBytes,
   openVerified,
   readTextFile,
   readWhole,
@@ -38,6 +39,8 @@ export interface MentionContext {
   readonly signal: AbortSignal;
   /** Whether the model of the next request accepts images (`ModelInfo.images`). */
   readonly images: boolean;
+  /** The most base64 characters one image may have for that model (`ModelInfo.imageBytes`), if it says. */
+  readonly imageBytes?: number;
 }
 
 const mentionPattern = /(^|\s)@(?:"([^"]+)"|([^\s"]+))/g;
@@ -122,9 +125,17 @@ async function attachOne(
     }
     try {
       const data = runWithPathGrant(verdict.grant, () => readImage(context.workspace, path));
+      const base64 = data.toString('base64');
+      if (context.imageBytes !== undefined && base64.length > context.imageBytes) {
+        return refused(
+          'IMAGES_TOO_LARGE',
+          `the model of the next request takes images of up to ${formatBytes(context.imageBytes)} of ` +
+            `base64, and this one has ${formatBytes(base64.length)}`,
+        );
+      }
       return {
         result: { path, attached: true, display: resolved.display, bytes: data.length },
-        block: { type: 'image', mediaType, data: data.toString('base64') },
+        block: { type: 'image', mediaType, data: base64 },
       };
     } catch (error) {
       return refused(codeOf(error), messageOf(error));

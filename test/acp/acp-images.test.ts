@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { methods } from '@agentclientprotocol/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../support/fake-openai-server.ts';
@@ -215,5 +216,34 @@ describe('rein acp: image prompts', () => {
       prompt: [{ type: 'text', text: 'hi' }],
     });
     expect(answer.stopReason).toBe('end_turn');
+  });
+  it('an image larger than the model takes (its imageBytes) is refused before anything is queued', async () => {
+    box = sandbox();
+    mkdirSync(box.workspace, { recursive: true });
+    mkdirSync(box.home, { recursive: true });
+    writeFileSync(
+      join(box.home, 'config.json'),
+      JSON.stringify({ models: { 'openai/gpt-4o': { images: true, imageBytes: 64 } } }),
+    );
+    server = await startFakeOpenAIServer([{ text: 'Small enough.' }]);
+    const acp = await start('openai/gpt-4o');
+    const { sessionId } = await acp.agent.request(methods.agent.session.new, {
+      cwd: box.workspace,
+      mcpServers: [],
+    });
+    const refused = await failureOf(
+      acp.agent.request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: 'image', mimeType: 'image/png', data: png }],
+      }),
+    );
+    expect(refused).toMatchObject({ code: -32602, data: { code: 'IMAGES_TOO_LARGE' } });
+    expect(server.requests).toHaveLength(0);
+    const answer = await acp.agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: 'image', mimeType: 'image/gif', data: 'R0lGODlhAQABAAAAACw=' }],
+    });
+    expect(answer.stopReason).toBe('end_turn');
+    expect(server.requests).toHaveLength(1);
   });
 });

@@ -101,4 +101,24 @@ describe('rein run --image', () => {
     expect(server.requests).toHaveLength(0);
     expect(storedSessions()).toEqual([]);
   });
+
+  it("refuses an image larger than the model takes (a config entry's imageBytes), before any session or request", async () => {
+    server = await startFakeOpenAIServer([{ text: 'never' }]);
+    mkdirSync(box.home, { recursive: true });
+    writeFileSync(
+      join(box.home, 'config.json'),
+      JSON.stringify({ models: { 'openai/gpt-4o': { images: true, imageBytes: 64 } } }),
+    );
+    const env = { ...box.env, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: server.url };
+    const result = await runRein(['run', '--model', 'openai/gpt-4o', '--image', 'dot.png', 'look'], {
+      cwd: box.workspace,
+      env,
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'rein: error IMAGES_TOO_LARGE: openai/gpt-4o takes images of up to 64 B of base64, and this one has 92 B',
+    );
+    expect(server.requests).toHaveLength(0);
+    expect(storedSessions()).toEqual([]);
+  });
 });

@@ -8,6 +8,7 @@ import {
   HarnessError,
   checkImageContent,
   createHarness,
+  defineTool,
   createUserMessage,
   maxMessageImageBytes,
 } from '../../src/index.ts';
@@ -184,6 +185,60 @@ describe('image content: through the loop', () => {
       ],
       [{ type: 'text', text: 'Then describe the project.' }],
     ]);
+    expect(agent.session.events.at(-1)).toMatchObject({
+      type: 'turn/end',
+      data: { reason: { kind: 'completed' } },
+    });
+    await harness.dispose();
+  });
+
+  it('a model with a size limit per image (imageBytes): a larger prompt image is IMAGES_TOO_LARGE, larger ones back in the history and in tool results become notes', async () => {
+    const big: ImageBlock = { type: 'image', mediaType: 'image/png', data: 'A'.repeat(200) };
+    const screenshot = defineTool<Record<string, never>>({
+      name: 'screenshot',
+      description: 'returns a large image',
+      parameters: { type: 'object' },
+      execute: () => ({ content: [{ type: 'text', text: 'the screen' }, big] }),
+    });
+    const model = new ScriptedProvider({
+      models: { vision: { images: true, imageBytes: 100 } },
+      responses: [{ toolCalls: [{ id: 's1', name: 'screenshot', arguments: {} }] }, { text: 'Seen.' }],
+    });
+    const harness = createHarness({ providers: [model], tools: [screenshot] });
+    const agent = await harness.createAgent({ id: 'limit', provider: 'scripted', model: 'vision' });
+    agent.followup([{ type: 'text', text: 'Too big?' }, big]);
+    await agent.whenIdle();
+    expect(model.requests).toHaveLength(0);
+    expect(agent.session.events.at(-1)).toMatchObject({
+      type: 'turn/end',
+      data: { reason: { kind: 'error', error: { code: 'IMAGES_TOO_LARGE' } } },
+    });
+
+    agent.followup([{ type: 'text', text: 'This one fits.' }, image]);
+    await agent.whenIdle();
+    const note = '[image: image/png, 150 B — not shown: larger than the 100 B of base64 this model takes]';
+    // The first request: the old prompt's image is a note, the new one (92 characters) is sent.
+    expect(userContent(model.requests[0]!.messages)).toEqual([
+      [
+        { type: 'text', text: 'Too big?' },
+        { type: 'text', text: `\n${note}` },
+      ],
+      [{ type: 'text', text: 'This one fits.' }, image],
+    ]);
+    // The second: the tool result's image is a note inside the result; the log keeps the image itself.
+    const toolMessage = model.requests[1]!.messages.at(-1)!;
+    expect(toolMessage.content).toEqual([
+      expect.objectContaining({
+        type: 'tool-result',
+        toolCallId: 's1',
+        content: [
+          { type: 'text', text: 'the screen' },
+          { type: 'text', text: `\n${note}` },
+        ],
+      }),
+    ]);
+    const logged = agent.session.eventsOfType('tool/result')[0]!.data.message.content[0];
+    expect(logged).toMatchObject({ content: [{ type: 'text', text: 'the screen' }, big] });
     expect(agent.session.events.at(-1)).toMatchObject({
       type: 'turn/end',
       data: { reason: { kind: 'completed' } },

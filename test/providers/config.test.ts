@@ -228,13 +228,20 @@ describe('model ids and provider construction', () => {
       [{ thinking: ['adaptive', 'lots'] }, 'models.anthropic/x.thinking'],
       [{ thinking: [] }, 'models.anthropic/x.thinking'],
       [{ fixedSampling: 'yes' }, 'models.anthropic/x.fixedSampling'],
+      [{ imageBytes: 0 }, 'models.anthropic/x.imageBytes'],
+      [{ imageBytes: 1.5 }, 'models.anthropic/x.imageBytes'],
+      [{ imageBytes: '5MB' }, 'models.anthropic/x.imageBytes'],
     ];
     for (const [facts, key] of bad) {
       expect(() => validateReinConfig({ models: { 'anthropic/x': facts } })).toThrow(
         expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringContaining(key) }),
       );
     }
-    const good = { models: { 'anthropic/x': { thinking: ['budget', 'adaptive'], fixedSampling: true } } };
+    const good = {
+      models: {
+        'anthropic/x': { thinking: ['budget', 'adaptive'], fixedSampling: true, imageBytes: 3_000_000 },
+      },
+    };
     expect(validateReinConfig(good)).toEqual(good);
   });
 

@@ -125,4 +125,40 @@ describe('image prompts on the vendor wire', () => {
       { role: 'user', content: 'Then just say hi.' },
     ]);
   });
+  it('Anthropic refuses images over 5 MB of base64: such a prompt never reaches it, later requests carry a note', async () => {
+    const agent = await agentOver(
+      (url) => new AnthropicProvider({ baseUrl: url, apiKey: 'k', promptCaching: false }),
+      startFakeAnthropicServer,
+      [{ text: 'Small one seen.' }],
+      'claude-sonnet-4-5',
+    );
+    const large: ImageBlock = { type: 'image', mediaType: 'image/png', data: 'A'.repeat(5 * 1_048_576 + 4) };
+    agent.followup([{ type: 'text', text: 'A big screenshot' }, large]);
+    await agent.whenIdle();
+    expect(server!.requests).toHaveLength(0);
+    expect(dataOf(agent, 'turn/end')).toEqual([
+      {
+        turn: 1,
+        reason: { kind: 'error', error: expect.objectContaining({ code: 'IMAGES_TOO_LARGE' }) as unknown },
+      },
+    ]);
+    agent.followup([{ type: 'text', text: 'A small one' }, pngBlock]);
+    await agent.whenIdle();
+    const body = server!.requests[0]!.body as { messages: unknown[] };
+    // Two user messages in a row are one on Anthropic's wire.
+    expect(body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'A big screenshot' },
+          {
+            type: 'text',
+            text: '\n[image: image/png, 3.8 MB — not shown: larger than the 5.0 MB of base64 this model takes]',
+          },
+          { type: 'text', text: 'A small one' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+        ],
+      },
+    ]);
+  });
 });

@@ -132,6 +132,31 @@ describe('server JSON API', () => {
     );
   });
 
+  it('an image larger than the session model takes (imageBytes) is 413 IMAGES_TOO_LARGE, nothing queued', async () => {
+    f = await serverFixture([{ text: 'fits' }], {
+      models: {
+        'small-vision': { label: 'Small vision', contextWindow: 32_000, images: true, imageBytes: 64 },
+      },
+    });
+    const id = await newSession({ provider: 'scripted', model: 'small-vision' });
+    const png =
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+    const refused = await f.api('POST', `/api/sessions/${id}/messages`, {
+      text: 'look',
+      images: [{ mediaType: 'image/png', data: png }],
+    });
+    expect(refused.status).toBe(413);
+    expect(refused.json).toMatchObject({ error: { code: 'IMAGES_TOO_LARGE' } });
+    expect(f.harness.agents.get(id)?.session.eventsOfType('user/message') ?? []).toEqual([]);
+    const accepted = await f.api('POST', `/api/sessions/${id}/messages`, {
+      text: 'look',
+      images: [{ mediaType: 'image/gif', data: 'R0lGODlhAQABAAAAACw=' }],
+    });
+    expect(accepted.status).toBe(202);
+    await f.harness.agents.get(id)!.whenIdle();
+    expect(f.model.requests).toHaveLength(1);
+  });
+
   it('settings: read-only help without a config seam; with one, a key is stored and never echoed', async () => {
     f = await serverFixture([]);
     const readOnly = (await f.api('GET', '/api/settings')).json as Json;

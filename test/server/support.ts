@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Agent, Harness, SessionStore, Tool } from '../../src/index.ts';
+import type { Agent, Harness, ModelInfo, SessionStore, Tool } from '../../src/index.ts';
 import { createHarness, defineTool } from '../../src/index.ts';
 import type { ReinServer, ReinServerOptions } from '../../src/server/index.ts';
 import { startReinServer } from '../../src/server/index.ts';
@@ -61,6 +61,8 @@ export async function serverFixture(
     server?: Partial<ReinServerOptions>;
     fallback?: ScriptedTurn;
     store?: SessionStore;
+    /** More scripted models beside `test-model` and `other-model`. */
+    models?: Record<string, ModelInfo>;
   } = {},
 ): Promise<ServerFixture> {
   const model = new ScriptedProvider({
@@ -73,6 +75,7 @@ export async function serverFixture(
         images: true,
       },
       'other-model': { label: 'Another scripted model', contextWindow: 32_000 },
+      ...options.models,
     },
     ...(options.fallback !== undefined ? { fallback: options.fallback } : {}),
   });

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runRein } from '../cli/rein-process.ts';
@@ -137,12 +137,22 @@ describe.skipIf(pty === undefined)('the TUI screen', () => {
 
 describe.skipIf(pty === undefined)('images in the TUI', () => {
   it('an @image is attached when the model takes images, and refused with a reason when it does not', async () => {
-    fixture = await tuiFixture([{ text: 'A red pixel.' }, { text: 'No image this time.' }]);
+    fixture = await tuiFixture([
+      { text: 'A red pixel.' },
+      { text: 'No image this time.' },
+      { text: 'Still no image.' },
+    ]);
     const png = Buffer.from(
       'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==',
       'base64',
     );
     writeFileSync(join(fixture.box.workspace, 'pixel.png'), png);
+    // A model that takes images only up to 64 base64 characters, smaller than this one's.
+    mkdirSync(fixture.box.home, { recursive: true });
+    writeFileSync(
+      join(fixture.box.home, 'config.json'),
+      JSON.stringify({ models: { 'openai/gpt-4o-mini': { images: true, imageBytes: 64 } } }),
+    );
     const tui = fixture.start(
       [],
       { cols: 100, rows: 30 },
@@ -170,6 +180,17 @@ describe.skipIf(pty === undefined)('images in the TUI', () => {
     );
     const second = fixture.server.requests[1]!.body as { messages: { role: string; content: unknown }[] };
     expect(second.messages.at(-1)).toEqual({ role: 'user', content: 'and now @pixel.png' });
+    tui.type('/model openai/gpt-4o-mini');
+    tui.type(keys.enter);
+    await tui.waitFor('Model: openai/gpt-4o-mini from the next request on.');
+    tui.type('too large @pixel.png');
+    tui.type(keys.enter);
+    const tooLarge = await tui.waitFor('turn 3 · completed');
+    expect(tooLarge).toMatch(
+      /@pixel\.png was not attached — IMAGES_TOO_LARGE: the model of the next request takes images of up\s+to\s+64 B/,
+    );
+    const third = fixture.server.requests[2]!.body as { messages: { role: string; content: unknown }[] };
+    expect(third.messages.at(-1)).toEqual({ role: 'user', content: 'too large @pixel.png' });
     await quit(tui);
   }, 120_000);
 });

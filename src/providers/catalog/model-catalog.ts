@@ -14,12 +14,15 @@ const million = (
 ): NonNullable<ModelInfo['pricing']> =>
   cacheWrite === undefined ? { input, cachedInput, output } : { input, cachedInput, cacheWrite, output };
 
+// Anthropic refuses an image whose base64 is longer than 5 MB (5,242,880 characters) with a 400.
+const anthropicImageBytes = 5 * 1_048_576;
+
 /**
  * Context windows, output limits and list prices (US dollars per million tokens: input, cached input,
  * cache write where the vendor bills it, output) of current DeepSeek, OpenAI and Anthropic models, as
  * the vendors' model pages listed them in December 2026 (DeepSeek bills off-peak hours at half these
  * rates). `images: true` marks the models that take image input (every OpenAI and Anthropic row here;
- * DeepSeek's chat API takes text only). Prices change; a config `models` entry overrides any field
+ * DeepSeek's chat API takes text only), and `imageBytes` the size of one image a vendor refuses past. Prices change; a config `models` entry overrides any field
  * (`"images": true` for a local vision model), and a model missing here still runs (with conservative
  * defaults, no price and no image input).
  */
@@ -156,6 +159,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     'claude-opus-5-5': {
       label: 'Claude Opus 5.5',
       images: true,
+      imageBytes: anthropicImageBytes,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -166,6 +170,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     'claude-sonnet-5-5': {
       label: 'Claude Sonnet 5.5',
       images: true,
+      imageBytes: anthropicImageBytes,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -176,6 +181,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     'claude-sonnet-5': {
       label: 'Claude Sonnet 5',
       images: true,
+      imageBytes: anthropicImageBytes,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -186,6 +192,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     'claude-opus-5': {
       label: 'Claude Opus 5',
       images: true,
+      imageBytes: anthropicImageBytes,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -196,6 +203,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     'claude-opus-4-6': {
       label: 'Claude Opus 4.6',
       images: true,
+      imageBytes: anthropicImageBytes,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -205,6 +213,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     'claude-sonnet-4-6': {
       label: 'Claude Sonnet 4.6',
       images: true,
+      imageBytes: anthropicImageBytes,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -214,6 +223,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     'claude-opus-4-5': {
       label: 'Claude Opus 4.5',
       images: true,
+      imageBytes: anthropicImageBytes,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -223,6 +233,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     'claude-opus-4-1': {
       label: 'Claude Opus 4.1',
       images: true,
+      imageBytes: anthropicImageBytes,
       contextWindow: 200_000,
       maxOutputTokens: 32_000,
       reasoning: true,
@@ -232,6 +243,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     'claude-opus-4-0': {
       label: 'Claude Opus 4',
       images: true,
+      imageBytes: anthropicImageBytes,
       contextWindow: 200_000,
       maxOutputTokens: 32_000,
       reasoning: true,
@@ -241,6 +253,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     'claude-sonnet-4-5': {
       label: 'Claude Sonnet 4.5',
       images: true,
+      imageBytes: anthropicImageBytes,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -250,6 +263,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     'claude-sonnet-4-0': {
       label: 'Claude Sonnet 4',
       images: true,
+      imageBytes: anthropicImageBytes,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -259,6 +273,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     'claude-3-7-sonnet': {
       label: 'Claude Sonnet 3.7',
       images: true,
+      imageBytes: anthropicImageBytes,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -268,6 +283,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     'claude-haiku-4-5': {
       label: 'Claude Haiku 4.5',
       images: true,
+      imageBytes: anthropicImageBytes,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -277,6 +293,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     'claude-3-5-haiku': {
       label: 'Claude Haiku 3.5',
       images: true,
+      imageBytes: anthropicImageBytes,
       contextWindow: 200_000,
       maxOutputTokens: 8_192,
       pricing: million(0.8, 0.08, 4, 1),
