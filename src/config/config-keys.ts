@@ -23,6 +23,8 @@ const modelFacts = fields({
   fixedSampling: value,
   images: value,
   imageBytes: value,
+  imagesPerRequest: value,
+  imageBytesPerRequest: value,
   label: value,
 });
 

@@ -138,9 +138,11 @@ export function validateReinConfig(value: unknown, path = 'config'): ReinConfig 
     if (facts.fixedSampling !== undefined && typeof facts.fixedSampling !== 'boolean') {
       fail(`models.${id}.fixedSampling`, 'true or false');
     }
-    const imageBytes = facts.imageBytes;
-    if (imageBytes !== undefined && !(Number.isSafeInteger(imageBytes) && (imageBytes as number) > 0)) {
-      fail(`models.${id}.imageBytes`, 'a positive whole number');
+    for (const field of ['imageBytes', 'imagesPerRequest', 'imageBytesPerRequest'] as const) {
+      const limit = facts[field];
+      if (limit !== undefined && !(Number.isSafeInteger(limit) && (limit as number) > 0)) {
+        fail(`models.${id}.${field}`, 'a positive whole number');
+      }
     }
   }
   return value as ReinConfig;

@@ -1,6 +1,5 @@
-import { HarnessError, LlmError } from './llm-error.ts';
-import type { LlmErrorCode } from './llm-error.ts';
-import type { LlmRequest, ModelInfo } from './llm-request.ts';
+import { HarnessError } from './llm-error.ts';
+import type { ModelInfo } from './llm-request.ts';
 import type { ContentBlock, ImageBlock, Message } from './message.ts';
 
 /** The image types a user message may carry: the four both Anthropic and OpenAI-compatible vendors take. */
@@ -35,6 +34,11 @@ const imageFreeHistories = new WeakSet<readonly Message[]>();
  */
 export function markImageFree(messages: readonly Message[]): void {
   if (Object.isFrozen(messages)) imageFreeHistories.add(messages);
+}
+
+/** True for a history `markImageFree` vouched for: it holds no image at all. */
+export function isMarkedImageFree(messages: readonly Message[]): boolean {
+  return imageFreeHistories.has(messages);
 }
 
 /** True when a model declares image input (`ModelInfo.images`); an unknown model takes none. */
@@ -90,24 +94,38 @@ export function imageProblem(block: Partial<ImageBlock>): string | undefined {
 }
 
 /**
- * Throws HarnessError `IMAGES_TOO_LARGE` when an image of `content` is longer than `model` takes
- * (`ModelInfo.imageBytes`), naming the model as `name`; content for a model without such a limit passes.
+ * Throws HarnessError `IMAGES_TOO_LARGE` when `content` cannot reach `model` whole: an image longer than
+ * it takes (`ModelInfo.imageBytes`), or more images than one request may carry (`imagesPerRequest`,
+ * `imageBytesPerRequest`); `name` names the model. Content for a model without such limits passes.
  */
 export function checkImagesFit(
   content: readonly ContentBlock[],
   model: ModelInfo | undefined,
   name: string,
 ): void {
-  const limit = model?.imageBytes;
-  if (limit === undefined) return;
+  let count = 0;
+  let bytes = 0;
   for (const block of content) {
-    if (block.type === 'image' && imageSize(block) > limit) {
+    if (block.type !== 'image') continue;
+    const size = imageSize(block);
+    if (model?.imageBytes !== undefined && size > model.imageBytes) {
       throw new HarnessError(
         'IMAGES_TOO_LARGE',
-        `${name} takes images of up to ${formatBytes(limit)} of base64, and this one has ` +
-          `${formatBytes(imageSize(block))}; send a smaller or downscaled image`,
+        `${name} takes images of up to ${formatBytes(model.imageBytes)} of base64, and this one has ` +
+          `${formatBytes(size)}; send a smaller or downscaled image`,
       );
     }
+    count += 1;
+    bytes += size;
+  }
+  const overCount = model?.imagesPerRequest !== undefined && count > model.imagesPerRequest;
+  const overBytes = model?.imageBytesPerRequest !== undefined && bytes > model.imageBytesPerRequest;
+  if (overCount || overBytes) {
+    throw new HarnessError(
+      'IMAGES_TOO_LARGE',
+      `${name} takes at most ${overCount ? `${model!.imagesPerRequest} images` : `${formatBytes(model!.imageBytesPerRequest!)} of images`} ` +
+        `in one request, and this message has ${overCount ? `${count}` : formatBytes(bytes)}; send fewer or smaller images`,
+    );
   }
 }
 
@@ -133,98 +151,4 @@ export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1_048_576) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / 1_048_576).toFixed(1)} MB`;
-}
-
-/**
- * The request as its model can take it. For a model without image input: when the newest prompt (the
- * latest user message that is not a tool result) carries an image, nothing is sent (LlmError
- * `IMAGES_UNSUPPORTED`); images further back (sent while another model served the session) become a short
- * text note, so a session that switched to a text-only model keeps working. For a model with a size
- * limit per image (`ModelInfo.imageBytes`): a larger image in the newest prompt is LlmError
- * `IMAGES_TOO_LARGE`, and larger ones further back or in tool results become notes. Any other request,
- * and a history without images, passes unchanged.
- */
-export function imageReadyRequest(request: LlmRequest, model: ModelInfo | undefined): LlmRequest {
-  const takesImages = acceptsImages(model);
-  const limit = takesImages ? model?.imageBytes : undefined;
-  if (takesImages && limit === undefined) return request;
-  if (imageFreeHistories.has(request.messages)) return request;
-  if (limit === undefined) {
-    const sendable = (block: ContentBlock): boolean => block.type !== 'image';
-    const note = (block: ImageBlock): string => imageNote(block);
-    return shapedRequest(request, sendable, note, false, () =>
-      llmErrorFor(
-        request,
-        'IMAGES_UNSUPPORTED',
-        'does not accept images; pick a model that does, or send text',
-      ),
-    );
-  }
-  const sendable = (block: ContentBlock): boolean => block.type !== 'image' || imageSize(block) <= limit;
-  const reason = `larger than the ${formatBytes(limit)} of base64 this model takes`;
-  return shapedRequest(
-    request,
-    sendable,
-    (block) => imageNote(block, reason),
-    true,
-    () =>
-      llmErrorFor(
-        request,
-        'IMAGES_TOO_LARGE',
-        `takes images of up to ${formatBytes(limit)} of base64, and this message has a larger one; ` +
-          'send a smaller or downscaled image',
-      ),
-  );
-}
-
-function llmErrorFor(request: LlmRequest, code: LlmErrorCode, text: string): LlmError {
-  return new LlmError({ code, message: `${request.provider}/${request.model} ${text}` });
-}
-
-// Rebuilds only the messages from the first one holding an image that cannot be sent; `inToolResults`
-// also looks inside tool results (a text-only model's adapter writes those images as text itself).
-function shapedRequest(
-  request: LlmRequest,
-  sendable: (block: ContentBlock) => boolean,
-  note: (block: ImageBlock) => string,
-  inToolResults: boolean,
-  refusal: () => LlmError,
-): LlmRequest {
-  const messages = request.messages;
-  const unsendable = (content: readonly ContentBlock[]): boolean =>
-    content.some(
-      (block) =>
-        !sendable(block) || (inToolResults && block.type === 'tool-result' && unsendable(block.content)),
-    );
-  let first = -1;
-  let newestPrompt = -1;
-  for (let index = messages.length - 1; index >= 0; index--) {
-    const message = messages[index]!;
-    if (message.role !== 'user') continue;
-    if (newestPrompt < 0 && message.source.kind !== 'tool') newestPrompt = index;
-    if (unsendable(message.content)) first = index;
-  }
-  if (first < 0) return request;
-  if (newestPrompt >= 0 && messages[newestPrompt]!.content.some((block) => !sendable(block))) {
-    throw refusal();
-  }
-  const replaced = (content: readonly ContentBlock[]): ContentBlock[] =>
-    content.map((block, position) => {
-      if (inToolResults && block.type === 'tool-result' && unsendable(block.content)) {
-        return { ...block, content: replaced(block.content) };
-      }
-      if (block.type !== 'image' || sendable(block)) return block;
-      // On a line of its own: vendors that take one string per message join text blocks without a gap.
-      return { type: 'text' as const, text: `${position > 0 ? '\n' : ''}${note(block)}` };
-    });
-  const shaped: Message[] = messages.slice(0, first);
-  for (let index = first; index < messages.length; index++) {
-    const message = messages[index]!;
-    shaped.push(
-      message.role === 'user' && unsendable(message.content)
-        ? { ...message, content: replaced(message.content) }
-        : message,
-    );
-  }
-  return { ...request, messages: shaped };
 }

@@ -1,5 +1,6 @@
 export * from './block-assembler.ts';
 export * from './image-content.ts';
+export * from './image-ready-request.ts';
 export * from './llm-error.ts';
 export * from './llm-request.ts';
 export * from './llm-service.ts';

@@ -58,6 +58,10 @@ export interface ModelInfo {
    * a 400); no limit of its own when unset, beyond the 20 MiB a message's images may carry.
    */
   imageBytes?: number;
+  /** The most images one request may carry (the vendor refuses more); older ones become notes. */
+  imagesPerRequest?: number;
+  /** The most base64 characters of images one request may carry together; older ones become notes. */
+  imageBytesPerRequest?: number;
   label?: string;
   /** True for a model that plays a script rather than calling a vendor. */
   demo?: boolean;

@@ -1,7 +1,7 @@
 import type { Disposer, HookBus, HookScope, WaterfallEvent } from '../hooks/index.ts';
 import { LlmError } from './llm-error.ts';
 import type { LlmCallConfig, LlmRequest, ModelInfo } from './llm-request.ts';
-import { imageReadyRequest } from './image-content.ts';
+import { imageReadyRequest } from './image-ready-request.ts';
 import { defaultRetryPolicy } from './retry-policy.ts';
 import type { RetryPolicy } from './retry-policy.ts';
 import type { StreamChunk } from './stream-chunk.ts';

@@ -246,6 +246,61 @@ describe('image content: through the loop', () => {
     await harness.dispose();
   });
 
+  it('a model with a budget per request keeps the newest images that fit; older ones become notes, a prompt over it alone is refused', async () => {
+    const model = new ScriptedProvider({
+      models: { budget: { images: true, imagesPerRequest: 2, imageBytesPerRequest: 200 } },
+      fallback: { text: 'ok' },
+    });
+    const harness = createHarness({ providers: [model], tools: [] });
+    const agent = await harness.createAgent({ id: 'budget', provider: 'scripted', model: 'budget' });
+    const gif: ImageBlock = { type: 'image', mediaType: 'image/gif', data: 'R0lGODlhAQABAAAAACw=' };
+    for (const text of ['one', 'two', 'three']) {
+      agent.followup([{ type: 'text', text }, image]);
+      await agent.whenIdle();
+    }
+    const budgetNote =
+      '[image: image/png, 68 B — not shown: an older image past the 2 images or 200 B of images this model takes in one request]';
+    expect(userContent(model.requests[1]!.messages)).toEqual([
+      [{ type: 'text', text: 'one' }, image],
+      [{ type: 'text', text: 'two' }, image],
+    ]);
+    // 92 + 92 fit 200 characters and 2 images; the third request turns the oldest into a note.
+    expect(userContent(model.requests[2]!.messages)).toEqual([
+      [
+        { type: 'text', text: 'one' },
+        { type: 'text', text: `\n${budgetNote}` },
+      ],
+      [{ type: 'text', text: 'two' }, image],
+      [{ type: 'text', text: 'three' }, image],
+    ]);
+    // Bytes: two PNGs and a GIF are 204 characters; the GIF fits with one PNG, so the older PNGs are notes.
+    agent.followup([{ type: 'text', text: 'four' }, gif]);
+    await agent.whenIdle();
+    expect(userContent(model.requests[3]!.messages).map((content) => content.at(-1)!.type)).toEqual([
+      'text',
+      'text',
+      'image',
+      'image',
+    ]);
+    // A prompt that alone carries more than the budget is refused before it is sent.
+    agent.followup([{ type: 'text', text: 'five' }, image, image, image]);
+    await agent.whenIdle();
+    expect(model.requests).toHaveLength(4);
+    expect(agent.session.events.at(-1)).toMatchObject({
+      type: 'turn/end',
+      data: {
+        reason: {
+          kind: 'error',
+          error: {
+            code: 'IMAGES_TOO_LARGE',
+            message: expect.stringContaining('takes at most 2 images or 200 B of images in one request'),
+          },
+        },
+      },
+    });
+    await harness.dispose();
+  });
+
   it('createUserMessage keeps image blocks as given (frozen), for followup', () => {
     const message = createUserMessage([{ type: 'text', text: 'see' }, image]);
     expect(message.content).toEqual([{ type: 'text', text: 'see' }, image]);

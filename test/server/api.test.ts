@@ -135,7 +135,13 @@ describe('server JSON API', () => {
   it('an image larger than the session model takes (imageBytes) is 413 IMAGES_TOO_LARGE, nothing queued', async () => {
     f = await serverFixture([{ text: 'fits' }], {
       models: {
-        'small-vision': { label: 'Small vision', contextWindow: 32_000, images: true, imageBytes: 64 },
+        'small-vision': {
+          label: 'Small vision',
+          contextWindow: 32_000,
+          images: true,
+          imageBytes: 64,
+          imagesPerRequest: 2,
+        },
       },
     });
     const id = await newSession({ provider: 'scripted', model: 'small-vision' });
@@ -147,6 +153,18 @@ describe('server JSON API', () => {
     });
     expect(refused.status).toBe(413);
     expect(refused.json).toMatchObject({ error: { code: 'IMAGES_TOO_LARGE' } });
+    const gif = { mediaType: 'image/gif', data: 'R0lGODlhAQABAAAAACw=' };
+    const tooMany = await f.api('POST', `/api/sessions/${id}/messages`, {
+      text: 'look',
+      images: [gif, gif, gif],
+    });
+    expect(tooMany.status).toBe(413);
+    expect(tooMany.json).toMatchObject({
+      error: {
+        code: 'IMAGES_TOO_LARGE',
+        message: expect.stringContaining('takes at most 2 images in one request'),
+      },
+    });
     expect(f.harness.agents.get(id)?.session.eventsOfType('user/message') ?? []).toEqual([]);
     const accepted = await f.api('POST', `/api/sessions/${id}/messages`, {
       text: 'look',

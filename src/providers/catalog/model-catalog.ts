@@ -14,15 +14,24 @@ const million = (
 ): NonNullable<ModelInfo['pricing']> =>
   cacheWrite === undefined ? { input, cachedInput, output } : { input, cachedInput, cacheWrite, output };
 
-// Anthropic refuses an image whose base64 is longer than 5 MB (5,242,880 characters) with a 400.
-const anthropicImageBytes = 5 * 1_048_576;
+// Anthropic refuses an image whose base64 is longer than 5 MB (5,242,880 characters) with a 400, more
+// than 100 images in a request, and a request over 32 MB with a 413: 24 MiB of images leaves room for
+// a full context of text.
+const anthropicImages = {
+  images: true,
+  imageBytes: 5 * 1_048_576,
+  imagesPerRequest: 100,
+  imageBytesPerRequest: 24 * 1_048_576,
+} as const;
+// OpenAI takes at most 500 images and 50 MB in one request: 40 MiB of images leaves room for the text.
+const openaiImages = { images: true, imagesPerRequest: 500, imageBytesPerRequest: 40 * 1_048_576 } as const;
 
 /**
  * Context windows, output limits and list prices (US dollars per million tokens: input, cached input,
  * cache write where the vendor bills it, output) of current DeepSeek, OpenAI and Anthropic models, as
  * the vendors' model pages listed them in December 2026 (DeepSeek bills off-peak hours at half these
  * rates). `images: true` marks the models that take image input (every OpenAI and Anthropic row here;
- * DeepSeek's chat API takes text only), and `imageBytes` the size of one image a vendor refuses past. Prices change; a config `models` entry overrides any field
+ * DeepSeek's chat API takes text only), with the limits per image and per request the vendor enforces. Prices change; a config `models` entry overrides any field
  * (`"images": true` for a local vision model), and a model missing here still runs (with conservative
  * defaults, no price and no image input).
  */
@@ -60,7 +69,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
   openai: {
     'gpt-5.5': {
       label: 'GPT-5.5',
-      images: true,
+      ...openaiImages,
       contextWindow: 1_050_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -68,7 +77,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'gpt-5.1': {
       label: 'GPT-5.1',
-      images: true,
+      ...openaiImages,
       contextWindow: 400_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -76,7 +85,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'gpt-5': {
       label: 'GPT-5',
-      images: true,
+      ...openaiImages,
       contextWindow: 400_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -85,7 +94,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'gpt-5-mini': {
       label: 'GPT-5 mini',
-      images: true,
+      ...openaiImages,
       contextWindow: 400_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -94,7 +103,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'gpt-5-nano': {
       label: 'GPT-5 nano',
-      images: true,
+      ...openaiImages,
       contextWindow: 400_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -103,42 +112,42 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'gpt-4.1': {
       label: 'GPT-4.1',
-      images: true,
+      ...openaiImages,
       contextWindow: 1_047_576,
       maxOutputTokens: 32_768,
       pricing: million(2, 0.5, 8),
     },
     'gpt-4.1-mini': {
       label: 'GPT-4.1 mini',
-      images: true,
+      ...openaiImages,
       contextWindow: 1_047_576,
       maxOutputTokens: 32_768,
       pricing: million(0.4, 0.1, 1.6),
     },
     'gpt-4.1-nano': {
       label: 'GPT-4.1 nano',
-      images: true,
+      ...openaiImages,
       contextWindow: 1_047_576,
       maxOutputTokens: 32_768,
       pricing: million(0.1, 0.025, 0.4),
     },
     'gpt-4o': {
       label: 'GPT-4o',
-      images: true,
+      ...openaiImages,
       contextWindow: 128_000,
       maxOutputTokens: 16_384,
       pricing: million(2.5, 1.25, 10),
     },
     'gpt-4o-mini': {
       label: 'GPT-4o mini',
-      images: true,
+      ...openaiImages,
       contextWindow: 128_000,
       maxOutputTokens: 16_384,
       pricing: million(0.15, 0.075, 0.6),
     },
     o3: {
       label: 'o3',
-      images: true,
+      ...openaiImages,
       contextWindow: 200_000,
       maxOutputTokens: 100_000,
       reasoning: true,
@@ -147,7 +156,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'o4-mini': {
       label: 'o4-mini',
-      images: true,
+      ...openaiImages,
       contextWindow: 200_000,
       maxOutputTokens: 100_000,
       reasoning: true,
@@ -158,8 +167,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
   anthropic: {
     'claude-opus-5-5': {
       label: 'Claude Opus 5.5',
-      images: true,
-      imageBytes: anthropicImageBytes,
+      ...anthropicImages,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -169,8 +177,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-sonnet-5-5': {
       label: 'Claude Sonnet 5.5',
-      images: true,
-      imageBytes: anthropicImageBytes,
+      ...anthropicImages,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -180,8 +187,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-sonnet-5': {
       label: 'Claude Sonnet 5',
-      images: true,
-      imageBytes: anthropicImageBytes,
+      ...anthropicImages,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -191,8 +197,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-opus-5': {
       label: 'Claude Opus 5',
-      images: true,
-      imageBytes: anthropicImageBytes,
+      ...anthropicImages,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -202,8 +207,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-opus-4-6': {
       label: 'Claude Opus 4.6',
-      images: true,
-      imageBytes: anthropicImageBytes,
+      ...anthropicImages,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -212,8 +216,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-sonnet-4-6': {
       label: 'Claude Sonnet 4.6',
-      images: true,
-      imageBytes: anthropicImageBytes,
+      ...anthropicImages,
       contextWindow: 1_000_000,
       maxOutputTokens: 128_000,
       reasoning: true,
@@ -222,8 +225,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-opus-4-5': {
       label: 'Claude Opus 4.5',
-      images: true,
-      imageBytes: anthropicImageBytes,
+      ...anthropicImages,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -232,8 +234,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-opus-4-1': {
       label: 'Claude Opus 4.1',
-      images: true,
-      imageBytes: anthropicImageBytes,
+      ...anthropicImages,
       contextWindow: 200_000,
       maxOutputTokens: 32_000,
       reasoning: true,
@@ -242,8 +243,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-opus-4-0': {
       label: 'Claude Opus 4',
-      images: true,
-      imageBytes: anthropicImageBytes,
+      ...anthropicImages,
       contextWindow: 200_000,
       maxOutputTokens: 32_000,
       reasoning: true,
@@ -252,8 +252,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-sonnet-4-5': {
       label: 'Claude Sonnet 4.5',
-      images: true,
-      imageBytes: anthropicImageBytes,
+      ...anthropicImages,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -262,8 +261,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-sonnet-4-0': {
       label: 'Claude Sonnet 4',
-      images: true,
-      imageBytes: anthropicImageBytes,
+      ...anthropicImages,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -272,8 +270,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-3-7-sonnet': {
       label: 'Claude Sonnet 3.7',
-      images: true,
-      imageBytes: anthropicImageBytes,
+      ...anthropicImages,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -282,8 +279,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-haiku-4-5': {
       label: 'Claude Haiku 4.5',
-      images: true,
-      imageBytes: anthropicImageBytes,
+      ...anthropicImages,
       contextWindow: 200_000,
       maxOutputTokens: 64_000,
       reasoning: true,
@@ -292,8 +288,7 @@ export const modelCatalog: Readonly<Record<string, Readonly<Record<string, Catal
     },
     'claude-3-5-haiku': {
       label: 'Claude Haiku 3.5',
-      images: true,
-      imageBytes: anthropicImageBytes,
+      ...anthropicImages,
       contextWindow: 200_000,
       maxOutputTokens: 8_192,
       pricing: million(0.8, 0.08, 4, 1),
