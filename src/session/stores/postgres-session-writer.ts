@@ -115,17 +115,22 @@ export class PostgresSessionWriter implements SessionPersistence {
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
-        await pool.query(`select ${schema}.append_events($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
-          lease.sessionId,
-          lease.token,
-          this.#stored,
-          lines.length,
-          lines.join(''),
-          this.#lastTime,
-          leaseMs,
-          sync,
-          channel,
-        ]);
+        // A named statement: each pooled connection parses and plans the call once, not once a commit.
+        await pool.query({
+          name: `rein-append-${schema}`,
+          text: `select ${schema}.append_events($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+          values: [
+            lease.sessionId,
+            lease.token,
+            this.#stored,
+            lines.length,
+            lines.join(''),
+            this.#lastTime,
+            leaseMs,
+            sync,
+            channel,
+          ],
+        });
         break;
       } catch (error) {
         // Retries stop at the deadline, or when the caller no longer waits.
