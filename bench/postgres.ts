@@ -102,6 +102,21 @@ function serverCpuMeter(dataDirectory: string | undefined): (() => () => number)
   };
 }
 
+/** The floor of a waited-for commit: `count` bare `select 1` round trips; wall and CPU µs per trip. */
+async function measureRoundTrips(
+  client: pg.Client,
+  count: number,
+  meter: (() => () => number) | undefined,
+): Promise<{ wallUs: number; cpuUs: number }> {
+  const server = meter?.();
+  const cpuBefore = process.cpuUsage();
+  const start = performance.now();
+  for (let index = 0; index < count; index++) await client.query('select 1');
+  const wallUs = ((performance.now() - start) * 1000) / count;
+  const cpu = process.cpuUsage(cpuBefore);
+  return { wallUs, cpuUs: (cpu.user + cpu.system + (server?.() ?? 0)) / count };
+}
+
 /** W2 with every chunk durable: append one delta, flush it, `count` times; returns chunks per second. */
 async function measureDurableChunks(
   store: DiskSessionStore | PostgresSessionStore,
@@ -164,13 +179,19 @@ async function compareStores(
   );
   const meter = serverCpuMeter(serverDirectory);
   const results = new Map<string, StepRun[]>(variants.map(([label]) => [label, []]));
+  const roundTrips: Array<{ wallUs: number; cpuUs: number }> = [];
+  const floorClient = new pg.Client({ connectionString: url });
+  await floorClient.connect();
   for (const [, kind, make] of variants) await measureSteps(make, steps, kind, meter);
+  await measureRoundTrips(floorClient, steps, meter);
   for (let rep = 0; rep < reps; rep++) {
     for (let index = 0; index < variants.length; index++) {
       const [label, kind, make] = variants[(rep + index) % variants.length]!;
       results.get(label)!.push(await measureSteps(make, steps, kind, meter));
     }
+    roundTrips.push(await measureRoundTrips(floorClient, steps, meter));
   }
+  await floorClient.end();
   const cpuOf = (row: StepRun): number => row.cpuUs + row.externalCpuUs;
   for (const kind of kinds) {
     const baseline = results.get(`memory (baseline), ${kind}`)!;
@@ -216,6 +237,18 @@ async function compareStores(
           (policy === 'process-crash'
             ? ` (target ≤ 2×: ${ratio <= 2 ? 'met' : 'not met'} on wall time)`
             : ''),
+      );
+    }
+    if (kind === 'writing') {
+      // Before a writing body the fence must answer: one round trip per step is the least it can cost.
+      const wall = median(roundTrips.map((trip) => trip.wallUs));
+      const cpu = median(roundTrips.map((trip) => trip.cpuUs));
+      const disk = overhead.get(`disk, process-crash, ${kind}`)!;
+      console.log(
+        `  Floor: one loopback round trip (\`select 1\` through pg, ${steps} × ${reps}): ${wall.toFixed(0)} µs wall` +
+          (meter === undefined ? '' : `, ${cpu.toFixed(0)} µs CPU`) +
+          ` = ${(wall / Math.max(1, disk.wall)).toFixed(1)}× the disk store's whole process-crash overhead` +
+          (meter === undefined ? '' : ` (${(cpu / Math.max(1, disk.cpu)).toFixed(1)}× its CPU)`),
       );
     }
     console.log('');
