@@ -17,9 +17,9 @@ const pageSize = 64;
 
 /**
  * Follows stored sessions that other servers write: one LISTEN connection per store hears the commit
- * notifications the append function sends, and each follower reads the batch rows from its cursor by seq, so
- * events arrive in order with no gap and no duplicate even when notifications coalesce or are missed
- * (a slow poll and every reconnect catch up the same way).
+ * notifications the append function sends, and each follower reads the batch rows from the one holding
+ * its cursor on, so events arrive in order with no gap and no duplicate even when notifications coalesce
+ * or are missed (a slow poll and every reconnect catch up the same way).
  */
 export class PostgresFollower {
   readonly #pool: Pool;
