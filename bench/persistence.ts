@@ -137,6 +137,10 @@ export interface StepRun {
   syncs: number;
   /** Of `perStepUs`: the wait from `turn/end` to idle (the turn-end checkpoint), spread over the steps. */
   turnEndUs: number;
+  /** CPU time of this process over the turn, per step. */
+  cpuUs: number;
+  /** CPU time `meter` (a database server's) counted over the turn, per step. */
+  externalCpuUs: number;
 }
 
 /**
@@ -147,6 +151,7 @@ export async function measureSteps(
   makeStore: (onDurable: () => void) => SessionStore | Promise<SessionStore>,
   steps: number,
   kind: StepTool,
+  meter?: () => () => number,
 ): Promise<StepRun> {
   let syncs = 0;
   const store = await makeStore(() => syncs++);
@@ -172,10 +177,14 @@ export async function measureSteps(
     if (event.type === 'turn/end') turnEnded = performance.now();
   });
   syncs = 0;
+  const external = meter?.();
+  const cpuBefore = process.cpuUsage();
   const start = performance.now();
   agent.followup('go');
   await agent.whenIdle();
   const end = performance.now();
+  const cpu = process.cpuUsage(cpuBefore);
+  const externalUs = external?.() ?? 0;
   const elapsed = end - start;
   const turnSyncs = syncs;
   const events = agent.session.length;
@@ -185,6 +194,8 @@ export async function measureSteps(
     eventsPerS: events / (elapsed / 1000),
     syncs: turnSyncs,
     turnEndUs: ((end - turnEnded) * 1000) / (steps + 1),
+    cpuUs: (cpu.user + cpu.system) / (steps + 1),
+    externalCpuUs: externalUs / (steps + 1),
   };
 }
 

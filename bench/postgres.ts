@@ -9,7 +9,7 @@
 // The database: REIN_TEST_POSTGRES_URL, else a temporary server from scripts/postgres-test-server.sh.
 // Options: --steps=300 --reps=3 --chunks=500 --events=100000 --sessions=100 --batches=20
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -60,6 +60,63 @@ async function dropSchemas(url: string, schemas: readonly string[]): Promise<voi
   }
 }
 
+/**
+ * A meter of the local PostgreSQL server's CPU time (the postmaster and every process it started, from
+ * /proc/<pid>/schedstat), when its data directory is known and readable: starting it returns the
+ * reading, in µs since the start, of the processes alive at the reading (a process that exited in
+ * between, such as an autovacuum worker, is left out rather than counted negative).
+ */
+function serverCpuMeter(dataDirectory: string | undefined): (() => () => number) | undefined {
+  if (dataDirectory === undefined || dataDirectory === '') return undefined;
+  let postmaster: string;
+  try {
+    postmaster = readFileSync(join(dataDirectory, 'postmaster.pid'), 'utf8').split('\n')[0]!.trim();
+    readFileSync(`/proc/${postmaster}/schedstat`, 'utf8');
+  } catch {
+    // Another machine's server, or no /proc: the run reports this process's CPU only.
+    return undefined;
+  }
+  const sample = (): Map<string, number> => {
+    const nanoseconds = new Map<string, number>();
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        // The parent pid is the second field after the command name, which may hold spaces.
+        const parent = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+        if (pid !== postmaster && parent !== postmaster) continue;
+        nanoseconds.set(pid, Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]));
+      } catch {
+        // The process exited between the listing and the read.
+      }
+    }
+    return nanoseconds;
+  };
+  return () => {
+    const before = sample();
+    return () => {
+      let total = 0;
+      for (const [pid, nanoseconds] of sample()) total += nanoseconds - (before.get(pid) ?? 0);
+      return total / 1000;
+    };
+  };
+}
+
+/** The floor of a waited-for commit: `count` bare `select 1` round trips; wall and CPU µs per trip. */
+async function measureRoundTrips(
+  client: pg.Client,
+  count: number,
+  meter: (() => () => number) | undefined,
+): Promise<{ wallUs: number; cpuUs: number }> {
+  const server = meter?.();
+  const cpuBefore = process.cpuUsage();
+  const start = performance.now();
+  for (let index = 0; index < count; index++) await client.query('select 1');
+  const wallUs = ((performance.now() - start) * 1000) / count;
+  const cpu = process.cpuUsage(cpuBefore);
+  return { wallUs, cpuUs: (cpu.user + cpu.system + (server?.() ?? 0)) / count };
+}
+
 /** W2 with every chunk durable: append one delta, flush it, `count` times; returns chunks per second. */
 async function measureDurableChunks(
   store: DiskSessionStore | PostgresSessionStore,
@@ -91,6 +148,7 @@ async function compareStores(
   steps: number,
   reps: number,
   chunks: number,
+  serverDirectory: string | undefined,
 ): Promise<void> {
   const stores: PostgresSessionStore[] = [];
   const postgres = async (
@@ -119,41 +177,78 @@ async function compareStores(
       [`postgres, power-loss, ${kind}`, kind, (onDurable) => postgres('power-loss', onDurable)],
     ],
   );
+  const meter = serverCpuMeter(serverDirectory);
   const results = new Map<string, StepRun[]>(variants.map(([label]) => [label, []]));
-  for (const [, kind, make] of variants) await measureSteps(make, steps, kind);
+  const roundTrips: Array<{ wallUs: number; cpuUs: number }> = [];
+  const floorClient = new pg.Client({ connectionString: url });
+  await floorClient.connect();
+  for (const [, kind, make] of variants) await measureSteps(make, steps, kind, meter);
+  await measureRoundTrips(floorClient, steps, meter);
   for (let rep = 0; rep < reps; rep++) {
     for (let index = 0; index < variants.length; index++) {
       const [label, kind, make] = variants[(rep + index) % variants.length]!;
-      results.get(label)!.push(await measureSteps(make, steps, kind));
+      results.get(label)!.push(await measureSteps(make, steps, kind, meter));
     }
+    roundTrips.push(await measureRoundTrips(floorClient, steps, meter));
   }
+  await floorClient.end();
+  const cpuOf = (row: StepRun): number => row.cpuUs + row.externalCpuUs;
   for (const kind of kinds) {
-    const memory = median(results.get(`memory (baseline), ${kind}`)!.map((row) => row.perStepUs));
+    const baseline = results.get(`memory (baseline), ${kind}`)!;
+    const memory = median(baseline.map((row) => row.perStepUs));
+    const memoryCpu = median(baseline.map(cpuOf));
     console.log(
       `W1-shaped sustained appends, ${kind} no-op tool: ${steps} steps × ${reps} reps (median; overhead over ` +
         'memory; commits or fdatasyncs that waited for storage, per step, over the whole turn):',
     );
-    const overhead = new Map<string, number>();
+    if (meter !== undefined) {
+      console.log(
+        '  (cpu: CPU time per step of the Rein process + of every PostgreSQL server process, from ' +
+          "/proc/<pid>/schedstat; the disk store's kernel work is in the Rein process's system time)",
+      );
+    }
+    const overhead = new Map<string, { wall: number; cpu: number }>();
     for (const [label, variantKind] of variants) {
       if (variantKind !== kind) continue;
       const rows = results.get(label)!;
       const perStep = median(rows.map((row) => row.perStepUs));
       const eventsPerS = median(rows.map((row) => row.eventsPerS));
       const syncs = median(rows.map((row) => row.syncs));
-      overhead.set(label, perStep - memory);
+      const cpu = median(rows.map(cpuOf));
+      const server = median(rows.map((row) => row.externalCpuUs));
+      overhead.set(label, { wall: perStep - memory, cpu: cpu - memoryCpu });
       console.log(
         `  ${label.padEnd(36)} ${perStep.toFixed(0).padStart(6)} µs/step  ${eventsPerS.toFixed(0).padStart(7)} events/s  ` +
           `overhead ${(perStep - memory).toFixed(0).padStart(6)} µs` +
+          (meter === undefined
+            ? ''
+            : `  cpu ${cpu.toFixed(0).padStart(5)} µs (server ${server.toFixed(0).padStart(4)}), overhead ${(cpu - memoryCpu).toFixed(0).padStart(5)} µs`) +
           (label.startsWith('memory') ? '' : `  ${(syncs / steps).toFixed(3)} syncs/step`),
       );
     }
     for (const policy of ['process-crash', 'power-loss']) {
-      const ratio =
-        overhead.get(`postgres, ${policy}, ${kind}`)! /
-        Math.max(1, overhead.get(`disk, ${policy}, ${kind}`)!);
+      const postgresOverhead = overhead.get(`postgres, ${policy}, ${kind}`)!;
+      const diskOverhead = overhead.get(`disk, ${policy}, ${kind}`)!;
+      const ratio = postgresOverhead.wall / Math.max(1, diskOverhead.wall);
+      const cpuRatio = postgresOverhead.cpu / Math.max(1, diskOverhead.cpu);
       console.log(
-        `  PostgreSQL per-step overhead in ${policy}: ${ratio.toFixed(2)}× the disk store's` +
-          (policy === 'process-crash' ? ` (target ≤ 2×: ${ratio <= 2 ? 'met' : 'not met'})` : ''),
+        `  PostgreSQL per-step overhead in ${policy}: ${ratio.toFixed(2)}× the disk store's wall time` +
+          (meter === undefined ? '' : `, ${cpuRatio.toFixed(2)}× its CPU time`) +
+          (policy === 'process-crash'
+            ? ` (target ≤ 2×: ${ratio <= 2 ? 'met' : 'not met'} on wall time)`
+            : ''),
+      );
+    }
+    if (kind === 'writing') {
+      // Before a writing body the fence must answer: one round trip per step is the least it can cost.
+      const wall = median(roundTrips.map((trip) => trip.wallUs));
+      const cpu = median(roundTrips.map((trip) => trip.cpuUs));
+      const disk = overhead.get(`disk, process-crash, ${kind}`)!;
+      console.log(
+        `  Floor: one loopback round trip (\`select 1\` through pg, ${steps} × ${reps}): ${wall.toFixed(0)} µs wall` +
+          (meter === undefined ? '' : `, ${cpu.toFixed(0)} µs CPU`) +
+          ` = ${(wall / Math.max(1, disk.wall)).toFixed(1)}× the disk store's whole process-crash overhead` +
+          (meter === undefined ? '' : ` (${(cpu / Math.max(1, disk.cpu)).toFixed(1)}× its CPU)`),
       );
     }
     console.log('');
@@ -256,11 +351,15 @@ async function main(): Promise<void> {
   const directory = mkdtempSync(join(tmpdir(), 'rein-bench-postgres-'));
   let url = process.env.REIN_TEST_POSTGRES_URL;
   const serverEnv = { ...process.env, REIN_TEST_POSTGRES_DIR: `${directory}-server` };
+  // The server's data directory, to meter its CPU time: the test server's (ours, or the one that printed the URL).
+  let serverDirectory = process.env.REIN_TEST_POSTGRES_DIR;
   if (url === undefined || url === '') {
     const started = execFileSync(serverScript, ['start'], { env: serverEnv, encoding: 'utf8' });
     url = /REIN_TEST_POSTGRES_URL=(\S+)/.exec(started)![1]!;
+    serverDirectory = serverEnv.REIN_TEST_POSTGRES_DIR;
     console.log('Started a temporary PostgreSQL for this run.');
   }
+  if (serverDirectory !== undefined) serverDirectory = join(serverDirectory, 'data');
   const schemas = ['bench_steps', 'bench_big', 'bench_load'];
   try {
     await dropSchemas(url, schemas);
@@ -279,6 +378,7 @@ async function main(): Promise<void> {
         `--steps=${steps}`,
         `--reps=${reps}`,
         `--chunks=${chunks}`,
+        ...(serverDirectory !== undefined ? [`--server-dir=${serverDirectory}`] : []),
       ]),
     );
 
@@ -366,6 +466,7 @@ if (process.argv[1] !== undefined && script === resolve(process.argv[1])) {
       option('steps', 300),
       option('reps', 3),
       option('chunks', 500),
+      process.argv.find((arg) => arg.startsWith('--server-dir='))?.slice('--server-dir='.length),
     );
   } else if (process.argv.includes('--phase=cold')) {
     await coldResume(text('location'), text('what') as 'open' | 'resume');

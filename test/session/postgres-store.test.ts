@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { AnySessionEvent } from '../../src/index.ts';
 import { DiskSessionStore, PostgresSessionStore } from '../../src/index.ts';
 import { runCli } from '../../src/cli/main.ts';
+import { postgresMigrations } from '../../src/session/stores/postgres-schema.ts';
 import { runRein } from '../cli/rein-process.ts';
 import { describePostgres, dropSchema, freshSchemaUrl, withTestDatabase } from '../support/postgres.ts';
 import { appendOpenToolTurn, appendTextTurn } from './store-conformance.ts';
@@ -145,44 +146,100 @@ describePostgres('PostgresSessionStore: bad input, follow, export and import', (
     expect(row).toEqual({ version: 99, events: '6' });
   });
 
-  it('migrates a version 1 schema in place: its sessions stay, events lose the per-row key, deletes still clean up', async () => {
+  it('migrates a version 1 schema in place: its rows become batches, the log reads back byte for byte, appends and deletes work', async () => {
+    // The source log: a real session, written by the current store and exported as full envelopes.
+    const source = fresh();
+    const current = await PostgresSessionStore.connect({ url: source.url });
+    const written = await current.create({ id: 'old', createdAt: 1000 });
+    appendTextTurn(written, 'hello', 'hi');
+    appendTextTurn(written, 'again', 'still here');
+    await current.release(written);
+    const exported = await current.exportLog('old');
+    await current.close();
+    const [headerLine, ...lines] = exported.slice(0, -1).split('\n');
+
+    // A schema exactly as version 1 created it, its rows written by version 1's append function.
     const older = fresh();
-    const store = await PostgresSessionStore.connect({ url: older.url });
-    const session = await store.create({ id: 'old' });
-    appendTextTurn(session, 'hello', 'hi');
-    await store.release(session);
-    await store.close();
-    // What version 1 created: the foreign key from events to sessions, and the version row saying 1.
     await withTestDatabase(url, async (client) => {
+      await client.query(`create schema ${older.schema}`);
       await client.query(
-        `alter table ${older.schema}.events add constraint events_session_id_fkey foreign key (session_id) ` +
-          `references ${older.schema}.sessions (id) on delete cascade`,
+        `create table ${older.schema}.schema_version (product text not null, version integer not null, ` +
+          'migrated_at timestamptz not null default now())',
       );
-      await client.query(`update ${older.schema}.schema_version set version = 1`);
+      await client.query(
+        `insert into ${older.schema}.schema_version (product, version) values ('rein-sessions', 1)`,
+      );
+      await client.query(postgresMigrations[0]!(older.schema));
+      await client.query(
+        `insert into ${older.schema}.sessions (id, header, created_at, updated_at, event_count) values ('old', $1, 1000, 1000, 0)`,
+        [headerLine],
+      );
+      await client.query(
+        `insert into ${older.schema}.leases (session_id, token, holder, acquired_at, expires_at) values ('old', 1, null, null, '-infinity')`,
+      );
+      // Two commits, as a writer makes them; version 1's function takes the lines as text[].
+      for (const [first, batch] of [
+        [0, lines.slice(0, 5)],
+        [5, lines.slice(5)],
+      ] as const) {
+        await client.query(`select ${older.schema}.append_events('old', 1, $1, $2, 2000, 30000, true, 'c')`, [
+          first,
+          batch,
+        ]);
+      }
     });
-    const keys = (): Promise<string[]> =>
+    const foreignKeys = (): Promise<number> =>
       withTestDatabase(url, async (client) =>
-        (
-          await client.query<{ name: string }>(
-            `select conname as name from pg_constraint where conrelid = '${older.schema}.events'::regclass and contype = 'f'`,
-          )
-        ).rows.map((row) => row.name),
+        Number(
+          (
+            await client.query<{ keys: string }>(
+              `select count(*)::text as keys from pg_constraint where connamespace = $1::regnamespace and contype = 'f' and conrelid <> '${older.schema}.leases'::regclass`,
+              [older.schema],
+            )
+          ).rows[0]!.keys,
+        ),
       );
-    expect(await keys()).toEqual(['events_session_id_fkey']);
+    expect(await foreignKeys()).toBe(1);
+
     const migrated = await PostgresSessionStore.connect({ url: older.url });
-    expect(await keys()).toEqual([]);
-    expect((await migrated.read('old')).events.map((event) => event.type)).toContain('assistant/message');
-    await migrated.delete('old');
-    const [left] = await withTestDatabase(
-      url,
-      async (client) =>
-        (
-          await client.query<{ version: number; events: string }>(
-            `select version, (select count(*) from ${older.schema}.events)::text as events from ${older.schema}.schema_version`,
-          )
-        ).rows,
+    expect(migrated.schemaState).toMatchObject({ version: 3, migrated: 2 });
+    expect(await foreignKeys()).toBe(0);
+    expect(await migrated.exportLog('old')).toBe(exported);
+    const rows = (): Promise<{ version: number; batches: string; events: string; lines: string[] }> =>
+      withTestDatabase(url, async (client) => {
+        const counts = await client.query<{ version: number; batches: string; events: string }>(
+          `select version, (select count(*) from ${older.schema}.event_batches)::text as batches, ` +
+            `(select count(*) from ${older.schema}.events)::text as events from ${older.schema}.schema_version`,
+        );
+        const view = await client.query<{ line: string }>(
+          `select line from ${older.schema}.events where session_id = 'old' order by seq`,
+        );
+        return { ...counts.rows[0]!, lines: view.rows.map((row) => row.line) };
+      });
+    // The old rows became one batch per 4096 seqs; the events view still lists them one by one.
+    expect(await rows()).toEqual({ version: 3, batches: '1', events: String(lines.length), lines });
+
+    const reopened = await migrated.open('old');
+    appendTextTurn(reopened, 'third', 'appended after the migration');
+    await migrated.release(reopened);
+    const stored = await migrated.read('old');
+    // The migrated events unchanged, then the reopened writer's two commits (the open's, the release's).
+    expect(JSON.stringify(stored.events.slice(0, lines.length))).toBe(`[${lines.join(',')}]`);
+    expect(stored.events.slice(lines.length).map((event) => [event.type, event.seq])).toEqual(
+      [
+        'session/end-seed',
+        'turn/start',
+        'step/start',
+        'user/message',
+        'assistant/message',
+        'step/end',
+        'turn/end',
+      ].map((type, index) => [type, lines.length + index]),
     );
-    expect(left).toEqual({ version: 2, events: '0' });
+    expect((await rows()).batches).toBe('3');
+
+    await migrated.delete('old');
+    expect(await rows()).toEqual({ version: 3, batches: '0', events: '0', lines: [] });
     await migrated.close();
   });
 
@@ -236,10 +293,35 @@ describePostgres('PostgresSessionStore: bad input, follow, export and import', (
         if (turn % 3 === 0) await session.checkpoint('turn-end');
         await new Promise((done) => setTimeout(done, 15));
       }
+      // More committed batches than one catch-up page holds.
+      for (let turn = 0; turn < 70; turn++) {
+        appendTextTurn(session, `short ${turn}`, `reply ${turn}`);
+        await writer.flush(session);
+      }
       await writer.release(session);
       const stored = (await reader.read('followed')).events;
       await expect.poll(() => delivered.length, { timeout: 10_000 }).toBe(stored.length);
       expect(delivered).toEqual(stored);
+      const batches = await withTestDatabase(url, async (client) =>
+        (
+          await client.query<{ first: string; count: number }>(
+            `select first_seq::text as first, line_count as count from ${shared.schema}.event_batches order by first_seq`,
+          )
+        ).rows.map((row) => [Number(row.first), row.count]),
+      );
+      expect(batches.length).toBeGreaterThan(70);
+      // Late followers starting inside a batch, at a batch's first event, and at the end.
+      const inside = batches.find(([, count]) => count! > 2)!;
+      for (const from of [inside[0]! + 1, batches[40]![0]!, stored.length]) {
+        const late: AnySessionEvent[] = [];
+        reader.follow('followed', {
+          from,
+          signal: controller.signal,
+          onEvents: (events) => late.push(...events),
+        });
+        await expect.poll(() => late.length, { timeout: 10_000 }).toBe(stored.length - from);
+        expect(late).toEqual(stored.slice(from));
+      }
     } finally {
       controller.abort();
       await writer.close();

@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { AnySessionEvent } from '../session-event.ts';
 import type { SessionFollowOptions } from '../session-store.ts';
+import { batchLines } from './postgres-session-rows.ts';
 
 interface Follower {
   readonly sessionId: string;
@@ -11,14 +12,14 @@ interface Follower {
   again: boolean;
 }
 
-// Rows fetched per round trip while catching up.
-const pageSize = 2000;
+// Batch rows fetched per round trip while catching up.
+const pageSize = 64;
 
 /**
  * Follows stored sessions that other servers write: one LISTEN connection per store hears the commit
- * notifications the append function sends, and each follower reads the rows from its cursor by seq, so
- * events arrive in order with no gap and no duplicate even when notifications coalesce or are missed
- * (a slow poll and every reconnect catch up the same way).
+ * notifications the append function sends, and each follower reads the batch rows from the one holding
+ * its cursor on, so events arrive in order with no gap and no duplicate even when notifications coalesce
+ * or are missed (a slow poll and every reconnect catch up the same way).
  */
 export class PostgresFollower {
   readonly #pool: Pool;
@@ -147,12 +148,15 @@ export class PostgresFollower {
   async #catchUp(follower: Follower): Promise<void> {
     for (;;) {
       if (!this.#followers.get(follower.sessionId)?.has(follower)) return;
-      let rows: Array<{ seq: string; line: string }>;
+      let rows: Array<{ first: string; lines: string }>;
       try {
+        // From the batch that holds the cursor (found by the key, not by scanning the session's batches).
         rows = (
-          await this.#pool.query<{ seq: string; line: string }>(
-            `select seq, line from ${this.#schema}.events
-             where session_id = $1 and seq >= $2 order by seq limit ${pageSize}`,
+          await this.#pool.query<{ first: string; lines: string }>(
+            `select first_seq::text as first, lines from ${this.#schema}.event_batches
+             where session_id = $1 and first_seq >= coalesce((select max(first_seq)
+               from ${this.#schema}.event_batches where session_id = $1 and first_seq <= $2), 0)
+             order by first_seq limit ${pageSize}`,
             [follower.sessionId, follower.cursor],
           )
         ).rows;
@@ -161,9 +165,13 @@ export class PostgresFollower {
         return;
       }
       const events: AnySessionEvent[] = [];
-      for (const row of rows) {
-        if (Number(row.seq) !== follower.cursor + events.length) break;
-        events.push(Object.freeze(JSON.parse(row.line) as AnySessionEvent));
+      rows: for (const row of rows) {
+        const first = Number(row.first);
+        const lines = batchLines(row.lines);
+        for (let index = Math.max(0, follower.cursor - first); index < lines.length; index++) {
+          if (first + index !== follower.cursor + events.length) break rows;
+          events.push(Object.freeze(JSON.parse(lines[index]!) as AnySessionEvent));
+        }
       }
       if (events.length === 0) return;
       follower.cursor += events.length;

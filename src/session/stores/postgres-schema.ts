@@ -3,13 +3,19 @@ import { SessionError } from '../session-error.ts';
 import { storeError } from './postgres-errors.ts';
 
 /** The schema version this code creates and reads; a database at a newer version is refused untouched. */
-export const postgresSchemaVersion = 2;
+export const postgresSchemaVersion = 3;
+
+/** The oldest server (`server_version_num`) the schema's functions exist on: PostgreSQL 14. */
+const minimumServerVersion = 140000;
 
 /** The marker row that says a schema is Rein's session store. */
 const product = 'rein-sessions';
 
-// Every statement is qualified with the schema name, which is checked to be a plain identifier.
-const migrations: ReadonlyArray<(schema: string) => string> = [
+/**
+ * The migrations, oldest first: the one at index n takes a schema from version n to n + 1 (its SQL for
+ * a schema name). Every statement is qualified with the schema name, checked to be a plain identifier.
+ */
+export const postgresMigrations: ReadonlyArray<(schema: string) => string> = [
   (schema) => `
     create table ${schema}.sessions (
       id text primary key,
@@ -80,6 +86,73 @@ const migrations: ReadonlyArray<(schema: string) => string> = [
   (schema) => `
     alter table ${schema}.events drop constraint if exists events_session_id_fkey;
   `,
+  // Version 3: one row per committed batch instead of one per event. A row's \`lines\` is the batch's
+  // exact full-envelope JSONL records, each ending in its newline (a JSON record holds none), so a
+  // session's rows in \`first_seq\` order concatenate to its JSONL body. An append is one row whatever
+  // its size, where a row per event cost the server an index entry and a heap tuple each (most of the
+  // per-step overhead). The \`events\` view gives the per-event rows for reading by hand.
+  (schema) => `
+    create table ${schema}.event_batches (
+      session_id text not null,
+      first_seq bigint not null,
+      line_count integer not null check (line_count > 0),
+      lines text not null,
+      primary key (session_id, first_seq)
+    );
+    do $migrate$ begin
+      alter table ${schema}.event_batches alter column lines set compression lz4;
+    exception when feature_not_supported then
+      -- A server built without lz4 compresses large batches with its default (pglz).
+    end $migrate$;
+    insert into ${schema}.event_batches (session_id, first_seq, line_count, lines)
+      select session_id, min(seq), count(*), string_agg(line || E'\\n', '' order by seq)
+      from ${schema}.events group by session_id, seq / 4096;
+    drop table ${schema}.events;
+    create view ${schema}.events as
+      select batch.session_id, batch.first_seq + record.ordinality - 1 as seq, record.line
+      from ${schema}.event_batches as batch
+      cross join lateral string_to_table(left(batch.lines, -1), E'\\n') with ordinality as record (line, ordinality);
+    drop function ${schema}.append_events(text, bigint, bigint, text[], bigint, integer, boolean, text);
+    create function ${schema}.append_events(
+      p_session text, p_token bigint, p_first bigint, p_count integer, p_lines text, p_time bigint,
+      p_lease_ms integer, p_sync boolean, p_channel text
+    ) returns bigint language plpgsql as $body$
+    declare
+      current_token bigint;
+      stored bigint;
+    begin
+      if not p_sync then
+        perform set_config('synchronous_commit', 'off', true);
+      end if;
+      -- Renewing the lease first takes its row lock: a takeover waits for this commit, or wins before it.
+      update ${schema}.leases set expires_at = clock_timestamp() + p_lease_ms * interval '1 millisecond'
+        where session_id = p_session and token = p_token;
+      if not found then
+        select token into current_token from ${schema}.leases where session_id = p_session;
+        raise exception using errcode = 'RE001',
+          message = format('session %s: write lease %s was taken over (now %s)', p_session, p_token,
+            coalesce(current_token::text, 'none'));
+      end if;
+      if p_count > 0 then
+        update ${schema}.sessions set event_count = p_first + p_count, updated_at = p_time
+          where id = p_session and event_count = p_first;
+        if not found then
+          select event_count into stored from ${schema}.sessions where id = p_session;
+          -- A retried batch whose first attempt committed (the reply was lost) is already there.
+          if stored = p_first + p_count then
+            return stored;
+          end if;
+          raise exception using errcode = 'RE002',
+            message = format('session %s holds %s events, the batch starts at %s', p_session, stored, p_first);
+        end if;
+        insert into ${schema}.event_batches (session_id, first_seq, line_count, lines)
+          values (p_session, p_first, p_count, p_lines);
+        perform pg_notify(p_channel, p_session || ' ' || (p_first + p_count));
+      end if;
+      return p_first + p_count;
+    end
+    $body$;
+  `,
 ];
 
 /** A checked SQL identifier for the schema that holds Rein's tables. */
@@ -104,7 +177,8 @@ export interface PostgresSchemaState {
 /**
  * Creates or migrates Rein's schema under a transaction-scoped advisory lock (servers starting together
  * migrate once). Refuses, without changing anything: a schema of that name holding tables that are not
- * Rein's (`STORE_FOREIGN`), a newer schema version (`SESSION_VERSION`), and a read-only database that
+ * Rein's (`STORE_FOREIGN`), a newer schema version or a server older than PostgreSQL 14
+ * (`SESSION_VERSION`), and a read-only database that
  * would need a migration (`STORE_READ_ONLY`); a current schema on a read-only database is reported.
  */
 export async function ensurePostgresSchema(
@@ -125,6 +199,17 @@ export async function ensurePostgresSchema(
     const found = await currentVersion(client, schema, where);
     if (found !== undefined && found > postgresSchemaVersion) throw newerSchema(where, schema, found);
     if (found === postgresSchemaVersion) return { version: found, readOnly, migrated: 0 };
+    const server = Number(
+      (await client.query<{ v: string }>('select current_setting($1) as v', ['server_version_num'])).rows[0]
+        ?.v,
+    );
+    if (server < minimumServerVersion) {
+      throw new SessionError(
+        'SESSION_VERSION',
+        `${where} runs PostgreSQL ${Math.floor(server / 10000)}; Rein's schema needs PostgreSQL ` +
+          `${minimumServerVersion / 10000} or newer (string_to_table); nothing was changed`,
+      );
+    }
     if (readOnly) {
       throw new SessionError(
         'STORE_READ_ONLY',
@@ -150,7 +235,8 @@ export async function ensurePostgresSchema(
         ]);
       }
       const applied = postgresSchemaVersion - version;
-      for (; version < postgresSchemaVersion; version++) await client.query(migrations[version]!(schema));
+      for (; version < postgresSchemaVersion; version++)
+        await client.query(postgresMigrations[version]!(schema));
       await client.query(`update ${schema}.schema_version set version = $1, migrated_at = now()`, [version]);
       await client.query('commit');
       return { version, readOnly, migrated: applied };

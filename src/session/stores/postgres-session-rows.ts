@@ -13,6 +13,22 @@ export interface NewSessionRows {
   lines: readonly string[];
 }
 
+// An imported log is stored in batches of at most this many lines (a row each).
+const linesPerBatch = 4096;
+
+/**
+ * The text of one stored batch row from its lines (without newlines): every line followed by a
+ * newline, as in a JSONL file (no JSON record contains one), so a session's rows concatenate to its log.
+ */
+export function batchText(lines: readonly string[]): string {
+  return `${lines.join('\n')}\n`;
+}
+
+/** The lines (without newlines) of one stored batch row, in seq order. */
+export function batchLines(text: string): string[] {
+  return text.slice(0, -1).split('\n');
+}
+
 /** Inserts a new session's rows (inside the caller's transaction); throws `SESSION_EXISTS` for an id in use. */
 export async function insertSessionRows(db: Queryable, schema: string, rows: NewSessionRows): Promise<void> {
   const inserted = await db.query(
@@ -21,12 +37,13 @@ export async function insertSessionRows(db: Queryable, schema: string, rows: New
     [rows.id, rows.headerLine, rows.createdAt, rows.updatedAt, rows.lines.length],
   );
   if (inserted.rowCount !== 1) throw new SessionError('SESSION_EXISTS', `session ${rows.id} already exists`);
-  if (rows.lines.length === 0) return;
-  await db.query(
-    `insert into ${schema}.events (session_id, seq, line)
-     select $1, ordinality - 1, line from unnest($2::text[]) with ordinality as log (line, ordinality)`,
-    [rows.id, rows.lines],
-  );
+  for (let first = 0; first < rows.lines.length; first += linesPerBatch) {
+    const batch = rows.lines.slice(first, first + linesPerBatch);
+    await db.query(
+      `insert into ${schema}.event_batches (session_id, first_seq, line_count, lines) values ($1, $2, $3, $4)`,
+      [rows.id, first, batch.length, batchText(batch)],
+    );
+  }
 }
 
 /** A stored session as JSONL text (its header line, then its event lines in seq order), or undefined. */
@@ -36,12 +53,12 @@ export async function selectSessionLogText(
   id: string,
 ): Promise<string | undefined> {
   const result = await db.query<{ header: string; body: string | null }>(
-    `select header, (select string_agg(line, E'\\n' order by seq) from ${schema}.events
+    `select header, (select string_agg(lines, '' order by first_seq) from ${schema}.event_batches
        where session_id = $1) as body
      from ${schema}.sessions where id = $1`,
     [id],
   );
   const row = result.rows[0];
   if (row === undefined) return undefined;
-  return row.body === null ? `${row.header}\n` : `${row.header}\n${row.body}\n`;
+  return `${row.header}\n${row.body ?? ''}`;
 }

@@ -69,8 +69,8 @@ const settled: Promise<void> = Promise.resolve();
 
 /**
  * Sessions in PostgreSQL, for several servers sharing one database: one row per session (its header
- * line), one row per event holding the exact JSONL line the disk store writes, appended in one
- * transaction per batch. One writer per session across servers: a lease row with an expiry and a
+ * line), one row per committed batch holding its events' exact full-envelope JSONL lines, each batch
+ * appended in one transaction. One writer per session across servers: a lease row with an expiry and a
  * fencing token checked inside every append transaction, so a writer whose lease was taken over
  * (paused, partitioned) can never append again. Reads never take the lease.
  */
@@ -225,7 +225,7 @@ export class PostgresSessionStore implements SessionStore {
       // The closers as the session committed them (its own envelope order), as on disk.
       const closers = session.log.slice(parsed.events.length, repaired.length);
       await writer.resume(
-        closers.map((event) => encodeEventLine(event).slice(0, -1)),
+        closers.map((event) => encodeEventLine(event)),
         closers.at(-1)?.time ?? 0,
       );
     } catch (error) {
@@ -274,7 +274,7 @@ export class PostgresSessionStore implements SessionStore {
     await this.#transaction(async (client) => {
       // Taking the lease first refuses a session another server holds, and blocks a takeover meanwhile.
       await acquireLease(client, this.schema, id, this.leaseMs);
-      await client.query(`delete from ${this.schema}.events where session_id = $1`, [id]);
+      await client.query(`delete from ${this.schema}.event_batches where session_id = $1`, [id]);
       await client.query(`delete from ${this.schema}.sessions where id = $1`, [id]);
     });
     this.#summaries.delete(id);

@@ -29,9 +29,10 @@ export interface PostgresSessionWriterOptions {
 }
 
 /**
- * The persistence sink of one live session in PostgreSQL: `write` buffers the exact JSONL line the
- * disk store would write, and the shared checkpoint batcher commits batches, each one transaction that
- * checks the fencing token first (a writer whose lease was taken over stores nothing more). A commit
+ * The persistence sink of one live session in PostgreSQL: `write` buffers the event's exact
+ * full-envelope JSONL line (what `exportLog` gives), and the shared checkpoint batcher commits batches,
+ * each one row in one transaction that checks the fencing token first (a writer whose lease was taken
+ * over stores nothing more). A commit
  * that must survive a machine crash waits for the WAL flush; one that must survive this process waits
  * for the server's commit (`synchronous_commit = off`). A lost connection is retried (the append is
  * idempotent per batch); after the first other failure every later checkpoint rejects with it.
@@ -72,9 +73,8 @@ export class PostgresSessionWriter implements SessionPersistence {
 
   write(event: AnySessionEvent): void {
     if (this.#closed) return;
-    const line = encodeEventLine(event);
-    // Stored without the newline that terminates a JSONL record; export puts it back.
-    this.#batch.add(line.slice(0, -1));
+    // With the newline that ends a JSONL record: a batch row's text is its lines concatenated.
+    this.#batch.add(encodeEventLine(event));
     this.#lastTime = event.time;
   }
 
@@ -82,7 +82,10 @@ export class PostgresSessionWriter implements SessionPersistence {
     return this.#batch.checkpoint(reason, signal);
   }
 
-  /** Commits `lines` (crash-repair closers) right away with a WAL flush, before the session is handed out. */
+  /**
+   * Commits `lines` (crash-repair closers, each ending in its newline) right away with a WAL flush,
+   * before the session is handed out.
+   */
   async resume(lines: readonly string[], lastTime: number): Promise<void> {
     // The closers precede what the session appended while it was built (its `session/end-seed`).
     if (this.#lastTime === 0 && lines.length > 0) this.#lastTime = lastTime;
@@ -112,16 +115,22 @@ export class PostgresSessionWriter implements SessionPersistence {
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
-        await pool.query(`select ${schema}.append_events($1, $2, $3, $4, $5, $6, $7, $8)`, [
-          lease.sessionId,
-          lease.token,
-          this.#stored,
-          lines,
-          this.#lastTime,
-          leaseMs,
-          sync,
-          channel,
-        ]);
+        // A named statement: each pooled connection parses and plans the call once, not once a commit.
+        await pool.query({
+          name: `rein-append-${schema}`,
+          text: `select ${schema}.append_events($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+          values: [
+            lease.sessionId,
+            lease.token,
+            this.#stored,
+            lines.length,
+            lines.join(''),
+            this.#lastTime,
+            leaseMs,
+            sync,
+            channel,
+          ],
+        });
         break;
       } catch (error) {
         // Retries stop at the deadline, or when the caller no longer waits.
