@@ -83,7 +83,11 @@ const stepPlan = fc.record({
   // Tool calls and results: as the reply's blocks say, or bent.
   call: fc.constantFrom('block', 'block', 'other-arguments', 'object-arguments'),
   result: fc.constantFrom('plain', 'plain', 'error', 'error-false', 'extra', 'with-error', 'other-call'),
-  resultContent: fc.oneof(json, fc.constant([{ type: 'text', text: 'ok' }])),
+  resultContent: fc.oneof(
+    json,
+    fc.constant([{ type: 'text', text: 'ok' }]),
+    fc.array(fc.record({ type: fc.constant('text'), text }), { maxLength: 3 }),
+  ),
   resultError: json,
   resultId: text,
   dt: fc.oneof(

@@ -109,7 +109,7 @@ export class CompactLogState {
     this.time = event.time;
     const type = event.type;
     const data = event.data as Shape;
-    if (type !== 'assistant/chunk') {
+    if (type !== 'assistant/chunk' && this.runStart >= 0) {
       this.runStart = -1;
       this.runIndex = undefined;
       this.builds.clear();
@@ -201,11 +201,10 @@ export class CompactLogState {
     this.#replySourceValue = message.source;
     this.#replySourceJson = undefined;
     const calls: CallBlock[] = [];
+    // The blocks themselves, not copies: events are immutable once committed or decoded.
     if (Array.isArray(message.content)) {
-      for (const block of message.content as Shape[]) {
-        if (isShape(block) && block.type === 'tool-call')
-          calls.push({ id: block.id, name: block.name, arguments: block.arguments });
-      }
+      for (const block of message.content as Shape[])
+        if (isShape(block) && block.type === 'tool-call') calls.push(block as unknown as CallBlock);
     }
     this.callBlocks = calls;
   }
