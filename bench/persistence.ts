@@ -130,15 +130,26 @@ async function measureColdLoad(root: string, phase: ColdPhase): Promise<void> {
 /** The no-op tool a W1 step calls: declared read-only, or writing (a side effect the log must precede). */
 export type StepTool = 'read-only' | 'writing';
 
+/**
+ * The CPU time of this process so far in µs (all its threads: the loop and encoder on the main thread,
+ * the collector's helpers, the thread pool). Unlike wall time it leaves out the time other processes
+ * on a busy machine hold the cores. (Linux's per-thread counters in /proc are only brought up to date
+ * at scheduler events, milliseconds apart, so they cannot time one turn.)
+ */
+function processCpuUs(): number {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
+}
+
 /** What one W1 run measured: µs per step and the data syncs the store reported during the turn. */
 export interface StepRun {
   perStepUs: number;
+  /** Process CPU µs per step over the same span as `perStepUs`. */
+  cpuUs: number;
   eventsPerS: number;
   syncs: number;
   /** Of `perStepUs`: the wait from `turn/end` to idle (the turn-end checkpoint), spread over the steps. */
   turnEndUs: number;
-  /** CPU time of this process over the turn, per step. */
-  cpuUs: number;
   /** CPU time `meter` (a database server's) counted over the turn, per step. */
   externalCpuUs: number;
 }
@@ -178,12 +189,12 @@ export async function measureSteps(
   });
   syncs = 0;
   const external = meter?.();
-  const cpuBefore = process.cpuUsage();
+  const cpuStart = processCpuUs();
   const start = performance.now();
   agent.followup('go');
   await agent.whenIdle();
   const end = performance.now();
-  const cpu = process.cpuUsage(cpuBefore);
+  const cpuEnd = processCpuUs();
   const externalUs = external?.() ?? 0;
   const elapsed = end - start;
   const turnSyncs = syncs;
@@ -191,10 +202,10 @@ export async function measureSteps(
   await harness.dispose();
   return {
     perStepUs: (elapsed * 1000) / (steps + 1),
+    cpuUs: (cpuEnd - cpuStart) / (steps + 1),
     eventsPerS: events / (elapsed / 1000),
     syncs: turnSyncs,
     turnEndUs: ((end - turnEnded) * 1000) / (steps + 1),
-    cpuUs: (cpu.user + cpu.system) / (steps + 1),
     externalCpuUs: externalUs / (steps + 1),
   };
 }
@@ -237,15 +248,19 @@ async function comparePerStep(root: string, steps: number, reps: number): Promis
   }
   console.log(
     `Loop overhead per step, ${steps} steps × ${reps} reps in a fresh process, each variant warmed first ` +
-      `(median µs/step, best in brackets; ratio to the memory store with the same tool; fdatasyncs per step ` +
-      `counted by onDurable over the whole turn, its end included; the part of the step spent waiting ` +
-      `from turn/end to idle, i.e. for the turn-end sync):`,
+      `(median wall µs/step, best in brackets; ratio to the memory store with the same tool; median process ` +
+      `CPU µs/step over the same span and its ratio; fdatasyncs per step counted by onDurable over the whole ` +
+      `turn, its end included; the part of the step spent waiting from turn/end to idle, i.e. for the ` +
+      `turn-end sync):`,
   );
   for (const variant of stepVariants) {
     const rows = runs.get(variant.label)!;
     const value = median(rows.map((row) => row.perStepUs));
     const best = Math.min(...rows.map((row) => row.perStepUs));
-    const memory = median(runs.get(`memory (baseline), ${variant.kind} tool`)!.map((row) => row.perStepUs));
+    const baseline = runs.get(`memory (baseline), ${variant.kind} tool`)!;
+    const memory = median(baseline.map((row) => row.perStepUs));
+    const cpu = median(rows.map((row) => row.cpuUs));
+    const memoryCpu = median(baseline.map((row) => row.cpuUs));
     const syncs = median(rows.map((row) => row.syncs));
     const turnEnd = median(rows.map((row) => row.turnEndUs));
     const target =
@@ -254,7 +269,7 @@ async function comparePerStep(root: string, steps: number, reps: number): Promis
         : '';
     console.log(
       `  ${variant.label.padEnd(34)} ${value.toFixed(0).padStart(6)} µs (${best.toFixed(0).padStart(4)})  ` +
-        `${(value / memory).toFixed(2)}×  ` +
+        `${(value / memory).toFixed(2)}×  CPU ${cpu.toFixed(0).padStart(4)} µs ${(cpu / memoryCpu).toFixed(2)}×  ` +
         (variant.durability === 'memory'
           ? ''
           : `${(syncs / steps).toFixed(3)} fdatasyncs/step (${syncs} in the turn), turn-end wait ` +

@@ -12,9 +12,15 @@ export type SessionDurability = 'power-loss' | 'process-crash';
 export interface BatchSink {
   /**
    * Stores `lines` (possibly none) where a killed process cannot lose them; with `sync`, also forces
-   * everything stored so far to storage. Returning nothing means it finished synchronously.
+   * everything stored so far to storage. `events` is how many events they hold: one per line, unless the
+   * batcher joins runs of lines (`joinedRun`). Returning nothing means it finished synchronously.
    */
-  store(lines: string[], sync: boolean, signal: AbortSignal | undefined): Promise<void> | void;
+  store(
+    lines: string[],
+    sync: boolean,
+    signal: AbortSignal | undefined,
+    events: number,
+  ): Promise<void> | void;
   /** The typed error a failure of `store` (or of an owner's operation) becomes. */
   failure(error: unknown): Error;
 }
@@ -24,6 +30,12 @@ export interface CheckpointBatcherOptions {
   /** How long lines may wait in memory before a background store, and a request's lines for their sync. */
   batchWindowMs: number;
   durability: SessionDurability;
+  /**
+   * For a sink that writes a batch as one text: lines are joined into one string per run of this many
+   * as they come, so the small line strings die young instead of each being kept until the batch is
+   * stored (which the collector pays for). 1, the default, hands `store` each line on its own.
+   */
+  joinedRun?: number;
 }
 
 const settled: Promise<void> = Promise.resolve();
@@ -44,6 +56,10 @@ export class CheckpointBatcher {
   readonly #batchWindowMs: number;
   readonly #durability: SessionDurability;
   #pending: string[] = [];
+  // The latest lines, not yet joined into one entry of #pending (only with a joined run above 1).
+  readonly #run: string[] = [];
+  readonly #joinedRun: number;
+  #pendingEvents = 0;
   #pendingBytes = 0;
   // Lines were stored since the last sync.
   #unsynced = false;
@@ -60,6 +76,7 @@ export class CheckpointBatcher {
     this.#sink = sink;
     this.#batchWindowMs = options.batchWindowMs;
     this.#durability = options.durability;
+    this.#joinedRun = options.joinedRun ?? 1;
   }
 
   /** The first failure, if any. */
@@ -75,21 +92,29 @@ export class CheckpointBatcher {
   /** Buffers one line; ignored after a failure or close. */
   add(line: string): void {
     if (this.#failure !== undefined || this.#closed) return;
-    this.#pending.push(line);
+    if (this.#joinedRun > 1) {
+      this.#run.push(line);
+      if (this.#run.length >= this.#joinedRun) this.#joinRun();
+    } else {
+      this.#pending.push(line);
+    }
+    this.#pendingEvents++;
     this.#pendingBytes += line.length;
     this.#storeSoon(this.#pendingBytes >= maxBatchBytes ? 0 : this.#batchWindowMs);
   }
 
   /** Puts `lines` in front of everything buffered (lines that precede what was added meanwhile). */
   prepend(lines: readonly string[]): void {
-    if (lines.length > 0) this.#pending = [...lines, ...this.#pending];
+    if (lines.length === 0) return;
+    this.#pending = [...lines, ...this.#pending];
+    this.#pendingEvents += lines.length;
   }
 
   /** Applies the checkpoint policy for `reason`; an aborted `signal` stops the wait, not the store. */
   checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     if (reason === 'request') {
-      const unsynced = this.#pending.length > 0 || this.#unsynced || this.#queued > 0;
+      const unsynced = this.#pendingEvents > 0 || this.#unsynced || this.#queued > 0;
       if (this.#durability === 'power-loss' && this.#syncTimer === undefined && unsynced && !this.#closed) {
         this.#syncTimer = setTimeout(() => {
           this.#syncTimer = undefined;
@@ -101,7 +126,7 @@ export class CheckpointBatcher {
       return settled;
     }
     const sync = reason !== 'tool' || this.#durability === 'power-loss';
-    if (this.#queued === 0 && this.#pending.length === 0 && !(sync && this.#unsynced)) return settled;
+    if (this.#queued === 0 && this.#pendingEvents === 0 && !(sync && this.#unsynced)) return settled;
     const done = this.run(() => this.#store(sync, signal));
     if (signal === undefined || done === settled) return done;
     if (signal.aborted) return Promise.reject(abortReason(signal));
@@ -194,23 +219,31 @@ export class CheckpointBatcher {
   }
 
   #store(sync: boolean, signal: AbortSignal | undefined): Promise<void> | void {
+    const events = this.#pendingEvents;
+    if (events === 0 && !(sync && this.#unsynced)) return;
+    if (this.#run.length > 0) this.#joinRun();
     const lines = this.#pending;
-    if (lines.length === 0 && !(sync && this.#unsynced)) return;
     this.#pending = [];
+    this.#pendingEvents = 0;
     this.#pendingBytes = 0;
     if (sync && this.#syncTimer !== undefined) {
       // This sync covers the request lines the timer was waiting for.
       clearTimeout(this.#syncTimer);
       this.#syncTimer = undefined;
     }
-    const stored = this.#sink.store(lines, sync, signal);
+    const stored = this.#sink.store(lines, sync, signal, events);
     if (stored === undefined) {
-      this.#unsynced = !sync && (this.#unsynced || lines.length > 0);
+      this.#unsynced = !sync && (this.#unsynced || events > 0);
       return;
     }
     return stored.then(() => {
-      this.#unsynced = !sync && (this.#unsynced || lines.length > 0);
+      this.#unsynced = !sync && (this.#unsynced || events > 0);
     });
+  }
+
+  #joinRun(): void {
+    this.#pending.push(this.#run.join(''));
+    this.#run.length = 0;
   }
 
   #storeSoon(delayMs: number): void {

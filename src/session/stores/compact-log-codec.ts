@@ -1,5 +1,5 @@
 import type { AnySessionEvent } from '../session-event.ts';
-import { CompactLogState, hasKeys, isCount, isRun, isShape } from './compact-log-state.ts';
+import { CompactLogState, hasKeys, isCount, isRun, isShape, jsonString } from './compact-log-state.ts';
 import type { Shape } from './compact-log-state.ts';
 
 // Format 1's line kinds: a compact line is `[kind, dt, data]` (or `[type, dt, data, extras]` for any other
@@ -37,6 +37,22 @@ const toolCallStartKind = 13;
 /** A tool-call delta continuing the current block index: data is its arguments delta. */
 const argumentsDeltaKind = 14;
 const kindCount = 15;
+// Each line starts with its kind: the opening text is made once, not per line.
+const chunkPrefix = `[${chunkKind},`;
+const textDeltaPrefix = `[${textDeltaKind},`;
+const reasoningDeltaPrefix = `[${reasoningDeltaKind},`;
+const blockStartPrefix = `[${blockStartKind},`;
+const blockEndPrefix = `[${blockEndKind},`;
+const finishPrefix = `[${finishKind},`;
+const stepStartPrefix = `[${stepStartKind},`;
+const stepEndPrefix = `[${stepEndKind},`;
+const turnStartPrefix = `[${turnStartKind},`;
+const turnEndPrefix = `[${turnEndKind},`;
+const replyPrefix = `[${replyKind},`;
+const toolCallPrefix = `[${toolCallKind},`;
+const toolResultPrefix = `[${toolResultKind},`;
+const toolCallStartPrefix = `[${toolCallStartKind},`;
+const argumentsDeltaPrefix = `[${argumentsDeltaKind},`;
 
 /** Turns events into the lines of one session file, in seq order. */
 export interface SessionLineEncoder {
@@ -98,43 +114,42 @@ export class CompactLogCodec implements SessionLineEncoder {
     const dt = time - this.#state.time;
     if (event.seq !== this.#state.seq || this.#state.time + dt !== time || !Number.isFinite(dt))
       return undefined;
-    const type = event.type;
     const data = event.data as Shape;
-    const plain = isPlainEvent(event);
     const step = this.#state.openStep;
     const turn = this.#state.openTurn;
-    if (plain && type === 'assistant/chunk' && step !== undefined) {
-      if (hasKeys(data, chunkDataKeys) && data.turn === turn && data.step === step)
-        return this.#chunkLine(data.chunk as Shape, dt);
-    } else if (
-      plain &&
-      (type === 'step/start' || type === 'step/end') &&
-      hasKeys(data, stepKeys) &&
-      data.turn === turn
-    ) {
-      if (type === 'step/start' && step === undefined && isCount(data.step))
-        return `[${stepStartKind},${dt},${data.step as number}]\n`;
-      if (type === 'step/end' && data.step === step && step !== undefined)
-        return `[${stepEndKind},${dt},0]\n`;
-    } else if (plain && type === 'turn/start' && turn === undefined && hasKeys(data, turnKeys)) {
-      if (data.turn === this.#state.lastTurn + 1) return `[${turnStartKind},${dt},0]\n`;
-    } else if (
-      plain &&
-      type === 'turn/end' &&
-      turn !== undefined &&
-      hasKeys(data, turnEndKeys) &&
-      data.turn === turn
-    ) {
-      return `[${turnEndKind},${dt},${JSON.stringify(data.reason)}]\n`;
-    } else if (type === 'assistant/message' && step !== undefined) {
-      const line = this.#replyLine(event, data, dt);
-      if (line !== undefined) return line;
-    } else if (plain && type === 'tool/call' && step !== undefined) {
-      const line = this.#toolCallLine(data, dt);
-      if (line !== undefined) return line;
-    } else if (type === 'tool/result' && step !== undefined) {
-      const line = this.#toolResultLine(event, data, dt);
-      if (line !== undefined) return line;
+    switch (event.type) {
+      case 'assistant/chunk':
+        if (step === undefined || !isPlainEvent(event) || !hasKeys(data, chunkDataKeys)) break;
+        if (data.turn === turn && data.step === step) return this.#chunkLine(data.chunk as Shape, dt);
+        break;
+      case 'step/start':
+        if (step !== undefined || !isPlainEvent(event) || !hasKeys(data, stepKeys)) break;
+        if (data.turn === turn && isCount(data.step)) return `${stepStartPrefix}${dt},${data.step}]\n`;
+        break;
+      case 'step/end':
+        if (step === undefined || !isPlainEvent(event) || !hasKeys(data, stepKeys)) break;
+        if (data.turn === turn && data.step === step) return `${stepEndPrefix}${dt},0]\n`;
+        break;
+      case 'turn/start':
+        if (turn !== undefined || !isPlainEvent(event) || !hasKeys(data, turnKeys)) break;
+        if (data.turn === this.#state.lastTurn + 1) return `${turnStartPrefix}${dt},0]\n`;
+        break;
+      case 'turn/end':
+        if (turn === undefined || !isPlainEvent(event) || !hasKeys(data, turnEndKeys)) break;
+        if (data.turn === turn) return `${turnEndPrefix}${dt},${JSON.stringify(data.reason)}]\n`;
+        break;
+      case 'assistant/message':
+        if (step !== undefined) return this.#replyLine(event, data, dt) ?? this.#genericLine(event, dt);
+        break;
+      case 'tool/call':
+        if (step !== undefined && isPlainEvent(event))
+          return this.#toolCallLine(data, dt) ?? this.#genericLine(event, dt);
+        break;
+      case 'tool/result':
+        if (step !== undefined) return this.#toolResultLine(event, data, dt) ?? this.#genericLine(event, dt);
+        break;
+      default:
+        break;
     }
     return this.#genericLine(event, dt);
   }
@@ -143,49 +158,57 @@ export class CompactLogCodec implements SessionLineEncoder {
     const chunkType = chunk.type;
     if ((chunkType === 'text-delta' || chunkType === 'reasoning-delta') && hasKeys(chunk, deltaKeys)) {
       if (chunk.index === this.#state.runIndex && this.#state.runStart >= 0 && typeof chunk.text === 'string')
-        return `[${chunkType === 'text-delta' ? textDeltaKind : reasoningDeltaKind},${dt},${JSON.stringify(chunk.text)}]\n`;
+        return `${chunkType === 'text-delta' ? textDeltaPrefix : reasoningDeltaPrefix}${dt},${jsonString(chunk.text)}]\n`;
     } else if (
       chunkType === 'tool-call-delta' &&
       chunk.index === this.#state.runIndex &&
       this.#state.runStart >= 0
     ) {
-      if (hasKeys(chunk, callStartKeys))
-        return `[${toolCallStartKind},${dt},[${JSON.stringify(chunk.id)},${JSON.stringify(chunk.name)},${JSON.stringify(chunk.argumentsDelta)}]]\n`;
-      if (hasKeys(chunk, argumentsDeltaKeys) && typeof chunk.argumentsDelta === 'string')
-        return `[${argumentsDeltaKind},${dt},${JSON.stringify(chunk.argumentsDelta)}]\n`;
+      const { id, name, argumentsDelta } = chunk;
+      if (hasKeys(chunk, callStartKeys)) {
+        const parts =
+          typeof id === 'string' && typeof name === 'string' && typeof argumentsDelta === 'string'
+            ? `${jsonString(id)},${jsonString(name)},${jsonString(argumentsDelta)}`
+            : `${JSON.stringify(id)},${JSON.stringify(name)},${JSON.stringify(argumentsDelta)}`;
+        return `${toolCallStartPrefix}${dt},[${parts}]]\n`;
+      }
+      if (hasKeys(chunk, argumentsDeltaKeys) && typeof argumentsDelta === 'string')
+        return `${argumentsDeltaPrefix}${dt},${jsonString(argumentsDelta)}]\n`;
     } else if (chunkType === 'block-start' && hasKeys(chunk, blockStartKeys) && isCount(chunk.index)) {
       if (typeof chunk.blockType === 'string')
-        return `[${blockStartKind},${dt},[${chunk.index as number},${JSON.stringify(chunk.blockType)}]]\n`;
+        return `${blockStartPrefix}${dt},[${chunk.index as number},${jsonString(chunk.blockType)}]]\n`;
     } else if (chunkType === 'block-end' && hasKeys(chunk, blockEndKeys) && isCount(chunk.index)) {
-      const built = this.#state.builtBlock(chunk.index as number);
-      if (built !== undefined && built === JSON.stringify(chunk.block))
-        return `[${blockEndKind},${dt},${chunk.index as number}]\n`;
+      if (this.#state.isBuiltBlock(chunk.index as number, chunk.block))
+        return `${blockEndPrefix}${dt},${chunk.index as number}]\n`;
     } else if (chunkType === 'finish' && hasKeys(chunk, finishKeys)) {
       const reason = chunk.reason as Shape;
       if (hasKeys(reason, kindKeys) && typeof reason.kind === 'string')
-        return `[${finishKind},${dt},${JSON.stringify(reason.kind)}]\n`;
+        return `${finishPrefix}${dt},${jsonString(reason.kind)}]\n`;
     }
-    return `[${chunkKind},${dt},${JSON.stringify(chunk)}]\n`;
+    return `${chunkPrefix}${dt},${JSON.stringify(chunk)}]\n`;
   }
 
+  // The reply and result lines below prove by construction that the compact form rebuilds the event:
+  // exact member names in order, the values the state rebuilds compared member by member, and only the
+  // parts the line carries serialized (events are lossless JSON as the session commits them).
   #replyLine(event: AnySessionEvent, data: Shape, dt: number): string | undefined {
     const run = this.#state.runStart;
     if (run < 0 || !hasKeys(event, sourcedEventKeys) || event.surfaceOp !== 'append') return undefined;
     if (!isRun(event.sourceEventSeqs, run, event.seq)) return undefined;
     const withUsage = hasKeys(data, replyUsageKeys);
     if (!withUsage && !hasKeys(data, replyKeys)) return undefined;
+    if (data.turn !== this.#state.openTurn || data.step !== this.#state.openStep) return undefined;
     const message = data.message as Shape;
     if (!hasKeys(message, assistantKeys) || message.role !== 'assistant' || typeof message.id !== 'string')
       return undefined;
-    const source = JSON.stringify(message.source);
-    const usage = withUsage ? JSON.stringify(data.usage) : undefined;
-    const id = JSON.stringify(message.id);
-    const expected =
-      `{"turn":${this.#state.openTurn!},"step":${this.#state.openStep!},"message":{"id":${id},"role":"assistant",` +
-      `"content":[${this.#state.runBlocks.join(',')}],"source":${source}}${usage === undefined ? '' : `,"usage":${usage}`}}`;
-    if (JSON.stringify(data) !== expected) return undefined;
-    const sourcePart = source === this.#state.replySource ? '0' : source;
-    return `[${replyKind},${dt},[${id},${sourcePart}${usage === undefined ? '' : `,${usage}`}]]\n`;
+    if (!this.#state.isRunContent(message.content)) return undefined;
+    const same = this.#state.isReplySource(message.source);
+    const source = same ? '0' : JSON.stringify(message.source);
+    const usage = withUsage ? JSON.stringify(data.usage) : '';
+    // A source whose JSON is 0 would read as "the last reply's source": that reply stays generic.
+    if (typeof source !== 'string' || (!same && source === '0') || typeof usage !== 'string')
+      return undefined;
+    return `${replyPrefix}${dt},[${jsonString(message.id)},${source}${withUsage ? `,${usage}` : ''}]]\n`;
   }
 
   #toolCallLine(data: Shape, dt: number): string | undefined {
@@ -199,7 +222,7 @@ export class CompactLogCodec implements SessionLineEncoder {
     for (let position = 0; position < calls.length; position++) {
       const call = calls[position]!;
       if (call.id === data.callId && call.name === data.name && call.arguments === data.arguments)
-        return typeof call.arguments === 'string' ? `[${toolCallKind},${dt},${position}]\n` : undefined;
+        return typeof call.arguments === 'string' ? `${toolCallPrefix}${dt},${position}]\n` : undefined;
     }
     return undefined;
   }
@@ -212,29 +235,24 @@ export class CompactLogCodec implements SessionLineEncoder {
     const callId = this.#state.stepCalls.get(callSeq);
     const withError = hasKeys(data, toolResultErrorKeys);
     if (callId === undefined || (!withError && !hasKeys(data, toolResultKeys))) return undefined;
+    if (data.turn !== this.#state.openTurn || data.step !== this.#state.openStep) return undefined;
     const message = data.message as Shape;
-    if (!hasKeys(message, messageKeys) || typeof message.id !== 'string' || !Array.isArray(message.content))
+    if (!hasKeys(message, messageKeys) || typeof message.id !== 'string' || message.role !== 'user')
       return undefined;
-    const block = message.content[0] as Shape;
-    if (message.content.length !== 1 || typeof block !== 'object' || block === null) return undefined;
-    const isError = block.isError === true;
-    const content = JSON.stringify(block.content);
-    const error = withError ? JSON.stringify(data.error) : undefined;
-    const id = JSON.stringify(message.id);
-    if (
-      JSON.stringify(data) !==
-      toolResultJson(
-        this.#state.openTurn!,
-        this.#state.openStep!,
-        id,
-        JSON.stringify(callId),
-        content,
-        isError,
-        error,
-      )
-    )
+    const origin = message.source as Shape;
+    if (!hasKeys(origin, toolSourceKeys) || origin.kind !== 'tool' || origin.callId !== callId)
       return undefined;
-    return `[${toolResultKind},${dt},[${event.seq - callSeq},${id},${content},${isError ? 1 : 0}${error === undefined ? '' : `,${error}`}]]\n`;
+    const blocks = message.content;
+    if (!Array.isArray(blocks) || blocks.length !== 1) return undefined;
+    const block = blocks[0] as Shape;
+    const isError = hasKeys(block, errorResultBlockKeys);
+    if (!isError && !hasKeys(block, resultBlockKeys)) return undefined;
+    if (block.type !== 'tool-result' || block.toolCallId !== callId || (isError && block.isError !== true))
+      return undefined;
+    const content = textContentJson(block.content) ?? JSON.stringify(block.content);
+    const error = withError ? JSON.stringify(data.error) : '';
+    if (typeof content !== 'string' || typeof error !== 'string') return undefined;
+    return `${toolResultPrefix}${dt},[${event.seq - callSeq},${jsonString(message.id)},${content},${isError ? 1 : 0}${withError ? `,${error}` : ''}]]\n`;
   }
 
   #genericLine(event: AnySessionEvent, dt: number): string | undefined {
@@ -444,21 +462,22 @@ const toolCallKeys = ['turn', 'step', 'callId', 'name', 'arguments'];
 const toolResultKeys = ['turn', 'step', 'message'];
 const toolResultErrorKeys = ['turn', 'step', 'message', 'error'];
 const messageKeys = ['id', 'role', 'content', 'source'];
+const toolSourceKeys = ['kind', 'callId'];
+const textBlockKeys = ['type', 'text'];
+const resultBlockKeys = ['type', 'toolCallId', 'content'];
+const errorResultBlockKeys = ['type', 'toolCallId', 'content', 'isError'];
 
-function toolResultJson(
-  turn: number,
-  step: number,
-  id: string,
-  callId: string,
-  content: string,
-  isError: boolean,
-  error: string | undefined,
-): string {
-  return (
-    `{"turn":${turn},"step":${step},"message":{"id":${id},"role":"user","content":[{"type":"tool-result",` +
-    `"toolCallId":${callId},"content":${content}${isError ? ',"isError":true' : ''}}],` +
-    `"source":{"kind":"tool","callId":${callId}}}${error === undefined ? '' : `,"error":${error}`}}`
-  );
+/** The JSON of content made only of text blocks (what most tools answer), built from its texts. */
+function textContentJson(content: unknown): string | undefined {
+  if (!Array.isArray(content)) return undefined;
+  let json = '[';
+  for (let position = 0; position < content.length; position++) {
+    const block = content[position] as Shape;
+    if (!hasKeys(block, textBlockKeys) || block.type !== 'text' || typeof block.text !== 'string')
+      return undefined;
+    json += `${position === 0 ? '' : ','}{"type":"text","text":${jsonString(block.text)}}`;
+  }
+  return `${json}]`;
 }
 
 function isPlainEvent(event: AnySessionEvent): boolean {

@@ -33,8 +33,11 @@ export class CompactLogState {
   runStart = -1;
   runIndex: unknown;
   readonly builds = new Map<number, BlockBuild>();
-  readonly runBlocks: string[] = [];
-  replySource = '';
+  // The run's block-end blocks and the last reply's source are kept as values: the encoder compares
+  // them by shape, so their JSON is made only when the decoder asks for it.
+  readonly runBlockValues: unknown[] = [];
+  #replySourceValue: unknown;
+  #replySourceJson: string | undefined = '';
   callBlocks: CallBlock[] = [];
   readonly stepCalls = new Map<number, string>();
 
@@ -42,10 +45,51 @@ export class CompactLogState {
     this.time = createdAt;
   }
 
-  /** The JSON of the block that the run's deltas of this index built, if they built one. */
-  builtBlock(index: number): string | undefined {
-    const block = this.builtBlockValue(index);
-    return block === undefined ? undefined : JSON.stringify(block);
+  /** The JSON of each block-end block of the current chunk run, in order. */
+  get runBlocks(): string[] {
+    return this.runBlockValues.map((block) => JSON.stringify(block));
+  }
+
+  /** The JSON of the last reply's source ('' before any reply). */
+  get replySource(): string {
+    this.#replySourceJson ??= JSON.stringify(this.#replySourceValue) ?? '';
+    return this.#replySourceJson;
+  }
+
+  /** True when `source` has exactly the JSON of the last reply's source (and there was one). */
+  isReplySource(source: unknown): boolean {
+    // Before any reply the value is undefined, which nothing matches.
+    return sameJson(source, this.#replySourceValue);
+  }
+
+  /** True when `content` has exactly the JSON of the run's block-end blocks, as a reply repeats them. */
+  isRunContent(content: unknown): boolean {
+    const blocks = this.runBlockValues;
+    if (!Array.isArray(content) || content.length !== blocks.length) return false;
+    for (let position = 0; position < blocks.length; position++)
+      if (!sameJson(content[position], blocks[position])) return false;
+    return true;
+  }
+
+  /**
+   * True when `block` has exactly the JSON of the block the run's deltas of this index built (what
+   * `builtBlockValue` rebuilds), checked member by member instead of by serializing both.
+   */
+  isBuiltBlock(index: number, block: unknown): boolean {
+    const build = this.builds.get(index);
+    if (build === undefined || this.runStart < 0) return false;
+    const shape = block as Shape;
+    if (build.kind === 'tool-call')
+      return (
+        typeof build.id === 'string' &&
+        typeof build.name === 'string' &&
+        hasKeys(shape, toolCallBlockKeys) &&
+        shape.type === 'tool-call' &&
+        shape.id === build.id &&
+        shape.name === build.name &&
+        shape.arguments === build.text
+      );
+    return hasKeys(shape, textBlockKeys) && shape.type === build.kind && shape.text === build.text;
   }
 
   /** The block that the run's deltas of this index built (a fresh object), if they built one. */
@@ -65,7 +109,7 @@ export class CompactLogState {
     this.time = event.time;
     const type = event.type;
     const data = event.data as Shape;
-    if (type !== 'assistant/chunk') {
+    if (type !== 'assistant/chunk' && this.runStart >= 0) {
       this.runStart = -1;
       this.runIndex = undefined;
       this.builds.clear();
@@ -109,7 +153,7 @@ export class CompactLogState {
       this.runStart = seq;
       this.runIndex = undefined;
       this.builds.clear();
-      this.runBlocks.length = 0;
+      this.runBlockValues.length = 0;
     }
     const chunk = data?.chunk as Shape | undefined;
     if (!isShape(chunk)) return;
@@ -144,7 +188,7 @@ export class CompactLogState {
       }
       case 'block-end':
         this.builds.delete(index);
-        this.runBlocks.push(JSON.stringify(chunk.block));
+        this.runBlockValues.push(chunk.block);
         return;
       default:
         return;
@@ -154,13 +198,13 @@ export class CompactLogState {
   #observeReply(data: Shape): void {
     const message = data?.message as Shape | undefined;
     if (!isShape(message)) return;
-    this.replySource = JSON.stringify(message.source) ?? '';
+    this.#replySourceValue = message.source;
+    this.#replySourceJson = undefined;
     const calls: CallBlock[] = [];
+    // The blocks themselves, not copies: events are immutable once committed or decoded.
     if (Array.isArray(message.content)) {
-      for (const block of message.content as Shape[]) {
-        if (isShape(block) && block.type === 'tool-call')
-          calls.push({ id: block.id, name: block.name, arguments: block.arguments });
-      }
+      for (const block of message.content as Shape[])
+        if (isShape(block) && block.type === 'tool-call') calls.push(block as unknown as CallBlock);
     }
     this.callBlocks = calls;
   }
@@ -175,6 +219,48 @@ export function hasKeys(value: unknown, keys: readonly string[]): boolean {
     position++;
   }
   return position === keys.length;
+}
+
+const toolCallBlockKeys = ['type', 'id', 'name', 'arguments'];
+const textBlockKeys = ['type', 'text'];
+
+/**
+ * True only when `left` and `right` serialize to the same JSON text (false when unsure): the same
+ * object or array, or plain JSON data (strings, finite numbers, booleans, null, arrays and objects
+ * without `toJSON`, members in the same order) that is equal member by member.
+ */
+export function sameJson(left: unknown, right: unknown): boolean {
+  if (typeof left !== 'object' || left === null) {
+    if (typeof left === 'number') return left === right && Number.isFinite(left);
+    return (typeof left === 'string' || typeof left === 'boolean' || left === null) && left === right;
+  }
+  if (typeof right !== 'object' || right === null) return false;
+  if (typeof (left as Shape).toJSON === 'function' || typeof (right as Shape).toJSON === 'function')
+    return false;
+  if (left === right) return true;
+  if (Array.isArray(left)) {
+    if (!Array.isArray(right) || left.length !== right.length) return false;
+    for (let index = 0; index < left.length; index++) if (!sameJson(left[index], right[index])) return false;
+    return true;
+  }
+  if (Array.isArray(right)) return false;
+  const leftKeys = Object.keys(left);
+  const rightKeys = Object.keys(right);
+  if (leftKeys.length !== rightKeys.length) return false;
+  for (let position = 0; position < leftKeys.length; position++) {
+    const key = leftKeys[position]!;
+    if (rightKeys[position] !== key || !sameJson((left as Shape)[key], (right as Shape)[key])) return false;
+  }
+  return true;
+}
+
+// A character JSON.stringify escapes: a quote, a backslash, a control character, or a surrogate (which
+// it escapes when it stands alone; a pair is left to it too).
+const escapedCharacter = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** `JSON.stringify(text)`, quoted directly when nothing in it needs escaping (the common case). */
+export function jsonString(text: string): string {
+  return escapedCharacter.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
 /** True for a JSON object (not an array, not null). */

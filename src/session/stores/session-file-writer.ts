@@ -24,6 +24,9 @@ export interface SessionFileWriterOptions {
 
 export type { SessionDurability } from './checkpoint-batcher.ts';
 
+// How many lines are joined into one string as they are written: about seven steps of a tool loop.
+const joinedLines = 64;
+
 /**
  * The persistence sink of one live session file: `write` buffers lines synchronously and the shared
  * checkpoint batcher writes them in batches and forces them to disk (fdatasync) where its policy says.
@@ -45,10 +48,15 @@ export class SessionFileWriter implements SessionPersistence {
     this.#onDurable = options.onDurable;
     this.#batch = new CheckpointBatcher(
       {
-        store: (lines, sync) => this.#store(lines, sync),
+        store: (lines, sync, _signal, events) => this.#store(lines, sync, events),
         failure: (error) => ioError(this.path, error),
       },
-      { batchWindowMs: options.batchWindowMs ?? 100, durability: options.durability ?? 'power-loss' },
+      {
+        batchWindowMs: options.batchWindowMs ?? 100,
+        durability: options.durability ?? 'power-loss',
+        // A batch is written as one text: its lines are joined as they come (see `joinedRun`).
+        joinedRun: joinedLines,
+      },
     );
   }
 
@@ -128,10 +136,10 @@ export class SessionFileWriter implements SessionPersistence {
     }
   }
 
-  #store(lines: string[], sync: boolean): Promise<void> | void {
-    if (lines.length > 0) {
-      this.#writeText(lines.join(''));
-      this.#writtenEvents += lines.length;
+  #store(lines: string[], sync: boolean, events: number): Promise<void> | void {
+    if (events > 0) {
+      this.#writeText(lines.length === 1 ? lines[0]! : lines.join(''));
+      this.#writtenEvents += events;
     }
     if (sync && this.#syncedEvents < this.#writtenEvents) return this.#sync();
   }
