@@ -3,6 +3,7 @@
 //   npm run bench:web                                   # this checkout's build
 //   npm run bench:web -- --baseline=/path/to/other/rein # also an older checkout (its dist built), same run
 //   npm run bench:web -- --steps=5000 --deltas=100000 --runs=1
+//   npm run bench:web -- --profile=/tmp/web --trace=/tmp/web  # + CPU profiles, long frames, a Chrome trace
 //
 // One session of `--steps` tool steps (100 turns, each of steps/100 `read_file` steps and a markdown
 // answer) is run through the real loop into the disk store of a fresh Rein home, beside a short session
@@ -15,11 +16,15 @@
 //     streams `--deltas` text deltas; from the send to the frame after the answer's turn end is painted,
 //     the page's performance timeline reports long animation frames and long tasks (PerformanceObserver),
 //     and a requestAnimationFrame loop records every frame interval;
+//     The page's main-thread CPU time for the same span (CDP `Performance` metrics in thread ticks:
+//     script, layout, style) is the load-independent figure: the frame intervals are wall-clock and
+//     grow when other processes take the machine's two cores. The `rein web` process's CPU time over
+//     the span (the loop, the log, the event stream) is reported beside it.
 //  3. memory: CDP `Performance.getMetrics` (JSHeapUsedSize, DOM nodes) after a CDP-forced GC, once opened
 //     and once the stream has ended.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -45,6 +50,8 @@ if (baseline !== undefined && baseline !== '')
 const chromiumPath = '/usr/bin/chromium';
 // Writes the page's CPU profiles (open, stream) as `<prefix>-open.cpuprofile` … for DevTools.
 const profilePrefix = options.get('profile');
+// Writes a Chrome trace of the stream (devtools timeline categories) as `<prefix>-stream.json`.
+const tracePrefix = options.get('trace');
 const streamTimeoutSeconds = Number(options.get('stream-timeout') ?? '300');
 const turns = 100;
 
@@ -70,6 +77,14 @@ interface StreamFigures {
   longestAnimationFrameMs: number;
   longTasks: number;
   longestTaskMs: number;
+  /** The page's main-thread CPU time from the send to the painted end, and its parts, ms. */
+  cpuMs: number;
+  scriptMs: number;
+  layoutMs: number;
+  styleMs: number;
+  layouts: number;
+  /** CPU time of the `rein web` process (loop, log, event stream) over the same span, ms. */
+  serverCpuMs: number;
   heapMiB: number;
   nodes: number;
 }
@@ -97,13 +112,16 @@ const pageProbe = `
     requestAnimationFrame(frame);
   };
   requestAnimationFrame(frame);
-  // Resolves with the time of the frame after the first one in which the last turn end shows \`text\` on screen.
+  // Resolves with the time of the frame after the first one in which the last turn end shows \`text\` on
+  // screen and no answer is still inserting its blocks.
   window.__benchPainted = (text, onScreen) => new Promise((done) => {
     const check = () => {
       const ends = document.querySelectorAll('[data-testid="turn-end"]');
       const end = ends[ends.length - 1];
       const box = end?.getBoundingClientRect();
-      if (end !== undefined && end.textContent.includes(text) && (!onScreen || box.bottom > 0 && box.top < innerHeight))
+      // An answer still inserting blocks it received (aria-busy) is not painted yet.
+      const busy = document.querySelector('[data-testid="assistant-message"] [aria-busy="true"]') !== null;
+      if (end !== undefined && !busy && end.textContent.includes(text) && (!onScreen || box.bottom > 0 && box.top < innerHeight))
         requestAnimationFrame((painted) => done(painted));
       else requestAnimationFrame(check);
     };
@@ -148,6 +166,27 @@ async function startProfile(page: Page): Promise<(path: string) => Promise<void>
     const { profile } = await cdp.send('Profiler.stop');
     writeFileSync(path, JSON.stringify(profile));
     await cdp.detach();
+  };
+}
+
+/** Starts counting the page's main-thread CPU (thread ticks); the returned function reads what was spent since. */
+async function startCpu(page: Page): Promise<() => Promise<Record<string, number>>> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Performance.enable', { timeDomain: 'threadTicks' } as never);
+  const read = async (): Promise<Map<string, number>> =>
+    new Map((await cdp.send('Performance.getMetrics')).metrics.map((entry) => [entry.name, entry.value]));
+  const before = await read();
+  return async () => {
+    const after = await read();
+    await cdp.detach();
+    const spent = (name: string): number => (after.get(name) ?? 0) - (before.get(name) ?? 0);
+    return {
+      cpuMs: spent('ThreadTime') * 1000,
+      scriptMs: spent('ScriptDuration') * 1000,
+      layoutMs: spent('LayoutDuration') * 1000,
+      styleMs: spent('RecalcStyleDuration') * 1000,
+      layouts: spent('LayoutCount'),
+    };
   };
 }
 
@@ -201,7 +240,49 @@ async function openSession(
   return { page, figures: { lastTurnMs, onScreen: onScreen === true ? 1 : 0, ...(await metrics(page)) } };
 }
 
-async function stream(page: Page, lastTurn: number): Promise<StreamFigures> {
+/**
+ * The renderer main thread's tasks in a Chrome trace, by wall time and by thread CPU time: a task that
+ * is long on the wall clock but short in CPU waited for a core (the machine's load), not for the page.
+ */
+function describeTasks(trace: Buffer): string {
+  const events = (JSON.parse(trace.toString('utf8')) as { traceEvents: TraceEvent[] }).traceEvents;
+  const main = events.find((event) => event.name === 'thread_name' && event.args?.name === 'CrRendererMain');
+  const tasks = events.filter(
+    (event) =>
+      event.name === 'RunTask' &&
+      event.ph === 'X' &&
+      event.pid === main?.pid &&
+      event.tid === main?.tid &&
+      event.dur !== undefined,
+  );
+  const wall = tasks.map((task) => task.dur! / 1000);
+  const cpu = tasks.map((task) => (task.tdur ?? 0) / 1000);
+  const over = (values: number[]): number => values.filter((value) => value > 50).length;
+  return (
+    `main-thread tasks: ${tasks.length}; over 50 ms: ${over(wall)} by the wall clock, ${over(cpu)} in CPU time; ` +
+    `longest ${Math.max(0, ...wall).toFixed(0)} ms wall, longest in CPU ${Math.max(0, ...cpu).toFixed(0)} ms`
+  );
+}
+
+interface TraceEvent {
+  name: string;
+  ph: string;
+  pid: number;
+  tid: number;
+  dur?: number;
+  tdur?: number;
+  args?: { name?: string };
+}
+
+/** CPU time (user + system) a process has used so far, ms (Linux `/proc/<pid>/stat`, 100 ticks a second). */
+function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+async function stream(page: Page, lastTurn: number, serverPid: number): Promise<StreamFigures> {
   await page.waitForTimeout(500);
   const started = await page.evaluate(() => {
     const bench = (
@@ -214,6 +295,15 @@ async function stream(page: Page, lastTurn: number): Promise<StreamFigures> {
     return performance.now();
   });
   const profiler = profilePrefix !== undefined ? await startProfile(page) : undefined;
+  const cpu = await startCpu(page);
+  const serverCpuBefore = processCpuMs(serverPid);
+  if (tracePrefix !== undefined)
+    await page
+      .context()
+      .browser()!
+      .startTracing(page, {
+        categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'blink'],
+      });
   const input = page.getByTestId('composer-input');
   await input.fill('Write the long report now.');
   await input.press('Enter');
@@ -232,6 +322,13 @@ async function stream(page: Page, lastTurn: number): Promise<StreamFigures> {
     }),
   ]);
   clearTimeout(timer);
+  const spent = await cpu();
+  const serverCpuMs = processCpuMs(serverPid) - serverCpuBefore;
+  if (tracePrefix !== undefined) {
+    const trace = await page.context().browser()!.stopTracing();
+    writeFileSync(`${tracePrefix}-stream.json`, trace);
+    process.stderr.write(`${describeTasks(trace)}\n`);
+  }
   await profiler?.(`${profilePrefix}-stream.cpuprofile`);
   // A string, so the bundler's helpers (tsx names inner functions) never reach the page.
   const timeline = (await page.evaluate(`(() => {
@@ -253,6 +350,12 @@ async function stream(page: Page, lastTurn: number): Promise<StreamFigures> {
     longestAnimationFrameMs: Math.max(0, ...timeline.animationFrames),
     longTasks: timeline.longTasks.length,
     longestTaskMs: Math.max(0, ...timeline.longTasks),
+    cpuMs: spent.cpuMs!,
+    scriptMs: spent.scriptMs!,
+    layoutMs: spent.layoutMs!,
+    styleMs: spent.styleMs!,
+    layouts: spent.layouts!,
+    serverCpuMs,
     ...(await metrics(page)),
   };
 }
@@ -299,7 +402,7 @@ async function main(): Promise<void> {
         process.stderr.write(
           `${build.name}: opened the long session in ${Math.round(longOpen.figures.lastTurnMs)} ms\n`,
         );
-        entry.stream.push(await stream(longOpen.page, long.turns));
+        entry.stream.push(await stream(longOpen.page, long.turns, child.pid!));
         await longOpen.page.context().close();
         child.kill('SIGTERM');
         await new Promise((done) => child.once('exit', done));
@@ -344,6 +447,12 @@ async function main(): Promise<void> {
       ],
       ['  long tasks (≥ 50 ms)', (f) => median(f.stream.map((x) => x.longTasks)), 0],
       ['  longest task, ms', (f) => median(f.stream.map((x) => x.longestTaskMs)), 0],
+      ['  page main-thread CPU, send to answer painted, ms', (f) => median(f.stream.map((x) => x.cpuMs)), 0],
+      ['    of which script, ms', (f) => median(f.stream.map((x) => x.scriptMs)), 0],
+      ['    of which layout, ms', (f) => median(f.stream.map((x) => x.layoutMs)), 0],
+      ['    of which style, ms', (f) => median(f.stream.map((x) => x.styleMs)), 0],
+      ['  layouts', (f) => median(f.stream.map((x) => x.layouts)), 0],
+      ['  rein web process CPU, same span, ms', (f) => median(f.stream.map((x) => x.serverCpuMs)), 0],
       ['  page heap after stream (after GC), MiB', (f) => median(f.stream.map((x) => x.heapMiB)), 1],
       ['  DOM nodes after stream', (f) => median(f.stream.map((x) => x.nodes)), 0],
     ];

@@ -163,8 +163,12 @@ export async function startReinServer(options: ReinServerOptions): Promise<ReinS
     });
     response.write('retry: 1000\n\n');
     request.socket.setNoDelay(true);
-    // `batch=1`: runs of durable events as `log-batch` messages (the Web UI asks for them).
-    await hub.attach(sessionId, response, from, { batch: url.searchParams.get('batch') === '1' });
+    // `batch=1`: runs of durable events as `log-batch` messages; with `runs=1`, as `log-runs` messages
+    // whose deltas are encoded as runs (the Web UI asks for both).
+    await hub.attach(sessionId, response, from, {
+      batch: url.searchParams.get('batch') === '1',
+      deltaRuns: url.searchParams.get('runs') === '1',
+    });
   }
 
   await new Promise<void>((resolve, reject) => {

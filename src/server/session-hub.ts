@@ -166,7 +166,7 @@ export class SessionHub {
     sessionId: string,
     response: ServerResponse,
     from: number,
-    options: { batch?: boolean } = {},
+    options: { batch?: boolean; deltaRuns?: boolean } = {},
   ): Promise<EventStreamClient> {
     let channel = this.#channels.get(sessionId);
     if (channel === undefined) {
@@ -192,6 +192,7 @@ export class SessionHub {
       liveLimit: this.#liveLimit,
       heartbeatMs: this.#heartbeatMs,
       batch: options.batch === true,
+      deltaRuns: options.deltaRuns === true,
       onClose: () => this.#detach(sessionId, owner, client),
     });
     owner.clients.add(client);

@@ -1,16 +1,35 @@
 /**
  * Splits growing markdown text into top-level blocks as it streams: a blank line outside a fenced code
  * block ends a block. Completed blocks never change, so a view renders each once and re-parses only
- * the open tail; each call scans only the text added since the last one.
+ * the open tail; each call scans only the text added since the last one. Blocks are kept as offsets
+ * into the latest text, not as strings: a slice would keep alive the whole text it was cut from.
  */
 export class MarkdownBlockSplitter {
-  /** The completed blocks, in order. */
-  readonly blocks: string[] = [];
+  /** Counts the times the text did not extend the previous one and was split afresh (blocks restarted). */
+  generation = 0;
   #text = '';
+  // Where each completed block starts and ends in the text.
+  readonly #starts: number[] = [];
+  readonly #ends: number[] = [];
   // Where the open block starts, and where the next unscanned line starts.
   #blockStart = 0;
   #lineStart = 0;
   #fence: string | undefined;
+
+  /** How many blocks are complete. */
+  get blockCount(): number {
+    return this.#starts.length;
+  }
+
+  /** The text of completed block `index`. */
+  block(index: number): string {
+    return this.#text.slice(this.#starts[index], this.#ends[index]);
+  }
+
+  /** Where the open tail block starts in the text. */
+  get tailStart(): number {
+    return this.#blockStart;
+  }
 
   /** Takes the whole text so far (it must extend the previous text); returns the open tail block. */
   update(text: string): string {
@@ -27,8 +46,10 @@ export class MarkdownBlockSplitter {
       if (fence !== undefined && (this.#fence === undefined || fence.startsWith(this.#fence)))
         this.#fence = this.#fence === undefined ? fence : undefined;
       else if (this.#fence === undefined && line.trim() === '') {
-        const block = text.slice(this.#blockStart, this.#lineStart);
-        if (block.trim() !== '') this.blocks.push(block);
+        if (text.slice(this.#blockStart, this.#lineStart).trim() !== '') {
+          this.#starts.push(this.#blockStart);
+          this.#ends.push(this.#lineStart);
+        }
         this.#blockStart = end + 1;
       }
       this.#lineStart = end + 1;
@@ -37,7 +58,9 @@ export class MarkdownBlockSplitter {
   }
 
   #reset(): void {
-    this.blocks.length = 0;
+    this.generation++;
+    this.#starts.length = 0;
+    this.#ends.length = 0;
     this.#blockStart = 0;
     this.#lineStart = 0;
     this.#fence = undefined;

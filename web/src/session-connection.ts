@@ -1,5 +1,10 @@
 import { ApiError, api, currentToken } from './api.ts';
+import { decodeDeltaRuns } from './delta-runs.ts';
 import type { ApprovalRequest, LiveState, LogEvent, WireMessage } from './types.ts';
+
+// Events folded per frame at most for this long (in slices of this many), the rest in the next frame.
+const foldBudgetMs = 4;
+const foldSlice = 256;
 
 /** What the connection reports to the app. */
 export interface ConnectionHandlers {
@@ -76,7 +81,7 @@ export class SessionConnection {
     if (this.#stopped) return;
     this.#handlers.onConnection(this.#attempt === 0 ? 'connecting' : 'reconnecting');
     const from = this.#handlers.nextSeq();
-    const url = `/api/sessions/${encodeURIComponent(this.#sessionId)}/stream?from=${from}&batch=1&token=${encodeURIComponent(currentToken())}`;
+    const url = `/api/sessions/${encodeURIComponent(this.#sessionId)}/stream?from=${from}&batch=1&runs=1&token=${encodeURIComponent(currentToken())}`;
     const source = new EventSource(url);
     this.#source = source;
     source.addEventListener('open', () => {
@@ -105,9 +110,16 @@ export class SessionConnection {
     source.addEventListener('log', (message) =>
       receive([JSON.parse((message as MessageEvent<string>).data) as LogEvent]),
     );
-    // Runs of durable events in one message (asked for with `batch=1`).
+    // Runs of durable events in one message (asked for with `batch=1`), deltas as runs (`runs=1`).
     source.addEventListener('log-batch', (message) =>
       receive(JSON.parse((message as MessageEvent<string>).data) as LogEvent[]),
+    );
+    source.addEventListener('log-runs', (message) =>
+      receive(
+        decodeDeltaRuns(
+          JSON.parse((message as MessageEvent<string>).data) as Parameters<typeof decodeDeltaRuns>[0],
+        ),
+      ),
     );
     const live = <T>(name: string, handle: (data: T) => void): void => {
       source.addEventListener(name, (message) => {
@@ -173,7 +185,7 @@ export class SessionConnection {
     // gets no frames, so it folds on a slow timer to keep its state (and reconnects) current.
     if (this.#flushTimer !== undefined || this.#flushFrame !== undefined) return;
     if (document.visibilityState === 'hidden') this.#flushTimer = setTimeout(() => this.#flush(), 250);
-    else this.#flushFrame = requestAnimationFrame(() => this.#flush());
+    else this.#flushFrame = requestAnimationFrame(() => this.#flush(false));
   }
 
   #cancelFlush(): void {
@@ -183,11 +195,23 @@ export class SessionConnection {
     this.#flushFrame = undefined;
   }
 
-  #flush(): void {
+  /**
+   * Hands the waiting events to the app: in an animation frame, slices of them until the fold budget is
+   * spent (the rest waits for the next frame, so a burst never makes one long frame); everything when
+   * `all` (a live event must come after every durable event before it).
+   */
+  #flush(all = true): void {
     this.#cancelFlush();
-    if (this.#pending.length === 0) return;
-    const events = this.#pending;
-    this.#pending = [];
-    this.#handlers.onLog(events);
+    const pending = this.#pending;
+    if (pending.length === 0) return;
+    const deadline = performance.now() + foldBudgetMs;
+    let taken = 0;
+    do {
+      const end = Math.min(pending.length, taken + foldSlice);
+      this.#handlers.onLog(taken === 0 && end === pending.length ? pending : pending.slice(taken, end));
+      taken = end;
+    } while (taken < pending.length && (all || performance.now() < deadline));
+    this.#pending = taken === pending.length ? [] : pending.slice(taken);
+    if (this.#pending.length > 0) this.#flushSoon();
   }
 }
