@@ -4,8 +4,9 @@
 //     every message: prompts, answers, call arguments, results), beside the full-envelope export.
 //  2. Cold resume: sessions of 50k and 1M events (turns of a tool step and an answer step, mostly
 //     stream chunks), each `rein run --continue "…"` on the offline demo model in a fresh process
-//     (the whole CLI: start, list, open, one turn, release), median of several, beside `node -e 0`
-//     measured in the same run.
+//     (the whole CLI: start, list, open, one turn, release; the demo's pacing off), median of several,
+//     beside `node -e 0` measured in the same run.
+//     Each repetition also runs this Rein once with the session's snapshot deleted first (the full read).
 //     `--baseline=<checkout>/bin/rein.js` times an older Rein too, on the same session exported as
 //     full envelopes (format 0, the only one it reads), in the same loop.
 // Options: --sizes=50000,1000000 --reps=5 --steps=5000 --baseline=<path>
@@ -224,7 +225,15 @@ async function measureResume(
       const events = await generateSession(root, cwd, size);
       const file = statSync(join(root, 'long.jsonl')).size;
       const buildSeconds = (performance.now() - built) / 1000;
-      const env: NodeJS.ProcessEnv = { ...process.env, REIN_HOME: home, REIN_STORE: 'disk', NO_COLOR: '1' };
+      // The demo model's pacing (8 ms before each chunk, a stand-in for a real model's streaming) is
+      // off: it is the same wait for every build and no part of resuming.
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        REIN_HOME: home,
+        REIN_STORE: 'disk',
+        NO_COLOR: '1',
+        REIN_DEMO_DELAY_MS: '0',
+      };
       for (const key of Object.keys(env)) if (key.endsWith('_API_KEY')) delete env[key];
       // The baseline reads only full envelopes (format 0): the same session, exported, in a home of its own.
       const oldEnv: NodeJS.ProcessEnv = { ...env, REIN_HOME: join(home, 'baseline') };
@@ -241,16 +250,22 @@ async function measureResume(
       if (baseline !== undefined) run(baseline, 'warm up', oldEnv);
       const node: Timing[] = [];
       const resume: Timing[] = [];
+      const full: Timing[] = [];
       const old: Timing[] = [];
       for (let rep = 0; rep < reps; rep++) {
         node.push(timeProcess(['-e', '0'], env, cwd));
         resume.push(run(rein, `summarize turn ${rep}`, env));
+        // The same Rein without a snapshot (a log an older Rein wrote, or a snapshot that does not
+        // match): it reads the whole log, and its release writes the snapshot the next run uses.
+        rmSync(join(root, '.snapshots'), { recursive: true, force: true });
+        full.push(run(rein, `summarize turn ${rep} again`, env));
         if (baseline !== undefined) old.push(run(baseline, `summarize turn ${rep}`, oldEnv));
       }
       console.log(
         `  ${events} events (${(file / 1e6).toFixed(1)} MB on disk, built in ${buildSeconds.toFixed(1)} s)`,
       );
       console.log(`    this Rein (format 1)        ${figures(resume)}`);
+      console.log(`    this Rein, no snapshot      ${figures(full)}`);
       if (baseline !== undefined) console.log(`    baseline Rein (format 0)    ${figures(old)}`);
       console.log(`    node -e 0                   ${figures(node)}`);
     } finally {

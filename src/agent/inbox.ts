@@ -13,6 +13,7 @@ type SplicedData = {
   outcome?: 'canceled';
 };
 
+const spliceTypes: ReadonlySet<string> = new Set(['agent/inbox/spliced']);
 /** Thrown for an invalid inbox mutation (bad bounds, a duplicate message id); nothing changes. */
 export class InboxError extends HarnessError {
   constructor(message: string) {
@@ -36,9 +37,8 @@ export class Inbox {
     this.#hooks = options.hooks;
     const from = options.session.header.seedLength ?? 0;
     const log = options.session.log;
-    for (let seq = from; seq < log.length; seq++) {
-      if (log.typeAt(seq) === 'agent/inbox/spliced') this.#replay(log.at(seq)!);
-    }
+    for (let seq = log.nextOfType(spliceTypes, from); seq >= 0; seq = log.nextOfType(spliceTypes, seq + 1))
+      this.#replay(log.at(seq)!);
   }
 
   /** Sets the agent named in notifications. */

@@ -6,6 +6,8 @@ import { HarnessError, createUserMessage } from '../llm/index.ts';
 import type { Session } from '../session/index.ts';
 import type { SystemPromptAssembler } from './system-prompt.ts';
 
+// The events that carry messages (and so AGENTS.md injections).
+const messageTypes: ReadonlySet<string> = new Set(['user/message', 'agent/inbox/spliced']);
 /** The file name of agent instructions. */
 export const agentsMdFileName = 'AGENTS.md';
 
@@ -82,10 +84,13 @@ export function agentsMdPlugin(options: AgentsMdOptions): {
       seen.set(session.id, state);
     }
     const log = session.log;
-    for (; state.scanned < log.length; state.scanned++) {
-      const type = log.typeAt(state.scanned);
-      if (type !== 'user/message' && type !== 'agent/inbox/spliced') continue;
-      const event = log.at(state.scanned)!;
+    const length = log.length;
+    for (
+      let seq = log.nextOfType(messageTypes, state.scanned);
+      seq >= 0;
+      seq = log.nextOfType(messageTypes, seq + 1)
+    ) {
+      const event = log.at(seq)!;
       const messages: unknown[] =
         event.type === 'user/message'
           ? [event.data]
@@ -103,6 +108,7 @@ export function agentsMdPlugin(options: AgentsMdOptions): {
         }
       }
     }
+    state.scanned = length;
     return state.injected;
   };
 

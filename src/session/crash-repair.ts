@@ -8,7 +8,7 @@ interface PendingCall {
 }
 
 /**
- * Closes a log whose last turn is open (a crash): appends, never rewrites, an error result for every
+ * Closes a log (or a tail of one that starts where no turn is open) whose last turn is open (a crash): appends, never rewrites, an error result for every
  * call that never settled (`TOOL_OUTCOME_UNKNOWN` if it started, `TOOL_NOT_STARTED` if not), `step/end`
  * for an open step and `turn/end { kind: 'interrupted' }`. A balanced log is returned unchanged.
  */
@@ -67,8 +67,10 @@ export function repairInterruptedTail(events: readonly AnySessionEvent[]): reado
   const repaired = [...events];
   const last = events[events.length - 1];
   const time = last?.time ?? Date.now();
+  // `events` may be the tail of a log (a resume read only what follows a snapshot): seqs go on from it.
+  const firstSeq = events[0]?.seq ?? 0;
   const push = (event: Omit<AnySessionEvent, 'seq' | 'time'>): void => {
-    repaired.push({ ...event, seq: repaired.length, time });
+    repaired.push({ ...event, seq: firstSeq + repaired.length, time });
   };
   if (openStep !== undefined) {
     for (const call of pending) {

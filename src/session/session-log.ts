@@ -32,6 +32,28 @@ export interface ReadonlySessionLog extends Iterable<AnySessionEvent> {
   dataAt(seq: number): unknown;
   /** The events from `start` up to but excluding `end` as a fresh array (negative counts from the end). */
   slice(start?: number, end?: number): AnySessionEvent[];
+  /** The seq of the first event at or after `from` whose type is in `types`, or -1; skips the others unbuilt. */
+  nextOfType(types: ReadonlySet<string>, from: number): number;
+  /** The seq of the last event before `before` whose type is in `types`, or -1; skips the others unbuilt. */
+  previousOfType(types: ReadonlySet<string>, before: number): number;
+}
+
+/**
+ * Events a log holds before its first pushed one, read on demand: the prefix a resumed session did not
+ * load (seqs 0 to `length` - 1). Its reads return equal, deep-frozen events; they throw a typed
+ * SessionError when the stored prefix cannot be read.
+ */
+export interface SessionLogPrefix {
+  /** The number of events in the prefix. */
+  readonly length: number;
+  /** The event with this seq (0 ≤ seq < length). */
+  at(seq: number): AnySessionEvent;
+  /** The type of the event with this seq (0 ≤ seq < length), without building the event. */
+  typeAt(seq: number): string;
+  /** The first seq at or after `from` (≥ 0) with a type in `types`, or -1. */
+  nextOfType(types: ReadonlySet<string>, from: number): number;
+  /** The last seq before `before` (≤ length) with a type in `types`, or -1. */
+  previousOfType(types: ReadonlySet<string>, before: number): number;
 }
 
 // Entries live in fixed-size pages, so a growing log never copies (or leaves behind) a large array.
@@ -53,6 +75,9 @@ const chunkKinds: readonly boolean[] = typeOfKind.map((type) => type === chunkEv
  * message, usage and block objects). Every other event is kept as the very object that was committed.
  */
 export class SessionLog implements ReadonlySessionLog {
+  // Seqs below #base live in #prefix; entries, meta and pages are addressed by seq - #base.
+  readonly #prefix: SessionLogPrefix | undefined;
+  readonly #base: number;
   readonly #entries: unknown[][] = [];
   // Per slot: -1 for an event kept as it is, else the packed kind and time. Plain arrays of numbers:
   // typed arrays cost an array buffer each (slow to create and to sweep, and kept off the V8 heap).
@@ -72,6 +97,13 @@ export class SessionLog implements ReadonlySessionLog {
   readonly #messageSeqs: number[] = [];
   readonly #messageSourceStarts: number[] = [];
 
+  /** A log that starts after `prefix` (its events are read from it on demand), or empty. */
+  constructor(prefix?: SessionLogPrefix) {
+    this.#prefix = prefix;
+    this.#base = prefix?.length ?? 0;
+    this.#length = this.#base;
+  }
+
   /** The number of events, which is also the next seq. */
   get length(): number {
     return this.#length;
@@ -83,8 +115,9 @@ export class SessionLog implements ReadonlySessionLog {
    */
   push(event: AnySessionEvent, bare = false): void {
     const seq = this.#length;
-    const page = seq >>> pageBits;
-    const slot = seq & pageMask;
+    const position = seq - this.#base;
+    const page = position >>> pageBits;
+    const slot = position & pageMask;
     if (slot === 0) {
       // The first page grows as a short log does; later ones are allocated whole (no growth slack).
       this.#entries.push(page === 0 ? [] : new Array<unknown>(pageSize));
@@ -110,8 +143,9 @@ export class SessionLog implements ReadonlySessionLog {
 
   /** `push` for every kind but deltas; `timeBase` is the event's time × kindRange. */
   #pushOther(event: AnySessionEvent, seq: number, packedKind: number, timeBase: number): void {
-    const page = seq >>> pageBits;
-    const slot = seq & pageMask;
+    const position = seq - this.#base;
+    const page = position >>> pageBits;
+    const slot = position & pageMask;
     let kind = packedKind;
     if (kind === assistantMessageEntry) {
       kind = this.#assistantMessageKind(seq, event);
@@ -166,8 +200,10 @@ export class SessionLog implements ReadonlySessionLog {
   at(seq: number): AnySessionEvent | undefined {
     const position = this.#positionOf(seq);
     if (position < 0) return undefined;
-    const page = position >>> pageBits;
-    const slot = position & pageMask;
+    if (position < this.#base) return this.#prefix!.at(position);
+    const local = position - this.#base;
+    const page = local >>> pageBits;
+    const slot = local & pageMask;
     const entry = this.#entries[page]![slot];
     const meta = this.#meta[page]![slot]!;
     if (meta < 0) return entry as AnySessionEvent;
@@ -179,8 +215,10 @@ export class SessionLog implements ReadonlySessionLog {
   typeAt(seq: number): string | undefined {
     const position = this.#positionOf(seq);
     if (position < 0) return undefined;
-    const page = position >>> pageBits;
-    const slot = position & pageMask;
+    if (position < this.#base) return this.#prefix!.typeAt(position);
+    const local = position - this.#base;
+    const page = local >>> pageBits;
+    const slot = local & pageMask;
     const meta = this.#meta[page]![slot]!;
     if (meta < 0) return (this.#entries[page]![slot] as AnySessionEvent).type;
     return typeOfKind[meta % kindRange];
@@ -190,6 +228,7 @@ export class SessionLog implements ReadonlySessionLog {
   dataAt(seq: number): unknown {
     const position = this.#positionOf(seq);
     if (position < 0) return undefined;
+    if (position < this.#base) return this.#prefix!.at(position).data;
     const kind = this.#kindAt(position);
     if (kind === userMessageEntry || kind === assistantMessageEntry) return this.#entryAt(position);
     if (kind === assistantReplyEntry)
@@ -205,6 +244,25 @@ export class SessionLog implements ReadonlySessionLog {
     const events: AnySessionEvent[] = [];
     for (let seq = from; seq < to; seq++) events.push(this.at(seq)!);
     return events;
+  }
+
+  /** The seq of the first event at or after `from` whose type is in `types`, or -1; skips the others unbuilt. */
+  nextOfType(types: ReadonlySet<string>, from: number): number {
+    let seq = Math.max(0, Math.trunc(from) || 0);
+    if (seq < this.#base) {
+      const found = this.#prefix!.nextOfType(types, seq);
+      if (found >= 0) return found;
+      seq = this.#base;
+    }
+    for (; seq < this.#length; seq++) if (types.has(this.typeAt(seq)!)) return seq;
+    return -1;
+  }
+
+  /** The seq of the last event before `before` whose type is in `types`, or -1; skips the others unbuilt. */
+  previousOfType(types: ReadonlySet<string>, before: number): number {
+    let seq = Math.min(this.#length, Math.trunc(before) || 0) - 1;
+    for (; seq >= this.#base; seq--) if (types.has(this.typeAt(seq)!)) return seq;
+    return seq >= 0 ? this.#prefix!.previousOfType(types, seq + 1) : -1;
   }
 
   /** Iterates the events in seq order, up to the length at each step (appends made meanwhile included). */
@@ -291,8 +349,9 @@ export class SessionLog implements ReadonlySessionLog {
   #shareBlocks(content: unknown): void {
     if (!Array.isArray(content)) return;
     for (const seq of this.#chunkRunBlockEnds) {
-      const page = seq >>> pageBits;
-      const slot = seq & pageMask;
+      const position = seq - this.#base;
+      const page = position >>> pageBits;
+      const slot = position & pageMask;
       const block = this.#entries[page]![slot];
       for (const candidate of content as unknown[]) {
         if (candidate !== block && isFrozenObject(candidate) && jsonEqual(candidate, block)) {
@@ -304,7 +363,8 @@ export class SessionLog implements ReadonlySessionLog {
   }
 
   #entryAt(seq: number): unknown {
-    return this.#entries[seq >>> pageBits]![seq & pageMask];
+    const position = seq - this.#base;
+    return this.#entries[position >>> pageBits]![position & pageMask];
   }
 
   /** The usage object of the last packed usage chunk among seqs `start` to `end`, if any. */
@@ -316,7 +376,10 @@ export class SessionLog implements ReadonlySessionLog {
 
   /** The packed kind of an existing seq (`eventEntry` for an event kept as it is). */
   #kindAt(seq: number): number {
-    const meta = this.#meta[seq >>> pageBits]![seq & pageMask]!;
+    // A prefix event counts as unpacked: nothing packed after the prefix refers into it.
+    if (seq < this.#base) return eventEntry;
+    const position = seq - this.#base;
+    const meta = this.#meta[position >>> pageBits]![position & pageMask]!;
     return meta < 0 ? eventEntry : meta % kindRange;
   }
 

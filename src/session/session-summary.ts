@@ -40,11 +40,22 @@ export function summarizeSession(
 }
 
 /** The unpriced tally of a log (what a durable listing cache keeps: prices may change, usage does not). */
-export function tallySession(header: SessionHeader, events: TallySource): SessionTally {
-  let turns = 0;
-  let title = header.title;
+export function tallySession(
+  header: SessionHeader,
+  events: TallySource,
+  /** The tally of the first `events` events, already made: only the events after them are read. */
+  from?: { tally: SessionTally; events: number },
+): SessionTally {
+  const before = from?.tally.summary;
+  let turns = before?.turns ?? 0;
+  let title = before === undefined ? header.title : (before.title ?? header.title);
   const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-  const routes: RouteUsage[] = [];
+  if (before?.usage !== undefined) Object.assign(usage, before.usage);
+  const routes: RouteUsage[] = (from?.tally.routes ?? []).map((route) => ({
+    provider: route.provider,
+    model: route.model,
+    usage: { ...route.usage },
+  }));
   const length = events.length;
   const typeAt = Array.isArray(events)
     ? (seq: number) => (events as readonly AnySessionEvent[])[seq]!.type
@@ -52,7 +63,7 @@ export function tallySession(header: SessionHeader, events: TallySource): Sessio
   const at = Array.isArray(events)
     ? (seq: number) => (events as readonly AnySessionEvent[])[seq]!
     : (seq: number) => (events as Exclude<TallySource, readonly AnySessionEvent[]>).at(seq)!;
-  for (let seq = 0; seq < length; seq++) {
+  for (let seq = from?.events ?? 0; seq < length; seq++) {
     const type = typeAt(seq);
     if (type === 'turn/start') turns++;
     else if (type === 'assistant/message' || type === 'request/failed') {

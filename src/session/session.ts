@@ -13,7 +13,7 @@ import type {
 import { surfaceEventTypes } from './session-event.ts';
 import { SessionError } from './session-error.ts';
 import { SessionLog } from './session-log.ts';
-import type { ReadonlySessionLog } from './session-log.ts';
+import type { ReadonlySessionLog, SessionLogPrefix } from './session-log.ts';
 import { Surface } from './surface.ts';
 
 /** Facts about a session kept outside its log. */
@@ -42,6 +42,16 @@ export interface SessionPersistence {
 
 /** The moments the loop asks for durability. */
 export type CheckpointReason = 'request' | 'tool' | 'turn-end' | 'flush';
+
+/**
+ * Where a resumed session starts without reading its past: a prefix of its log read on demand, ending
+ * where no turn is open, with the surface and the last turn number after it.
+ */
+export interface SessionResumePoint {
+  prefix: SessionLogPrefix;
+  surface: { nodes: readonly number[]; generation: number };
+  lastTurn: number;
+}
 
 /** Options of one append. */
 export interface AppendOptions {
@@ -79,7 +89,7 @@ export const sessionEventModes = { 'session/event': 'emit' } as const;
 export class Session {
   readonly id: string;
   readonly header: Readonly<SessionHeader>;
-  readonly #log = new SessionLog();
+  readonly #log: SessionLog;
   // Committed events not yet published, as the objects that were committed.
   readonly #unpublished: AnySessionEvent[] = [];
   readonly #surface: Surface;
@@ -87,6 +97,7 @@ export class Session {
   readonly #hooks: HookBus | undefined;
   #persistence: SessionPersistence | undefined;
   #firstLiveSeq = 0;
+  #deferredEvents = 0;
   #publishing = false;
   #closed = false;
 
@@ -97,11 +108,20 @@ export class Session {
     /** The seed's events are handed over (freshly parsed): validated and frozen in place, not copied. */
     seedOwned?: boolean;
     persistence?: SessionPersistence;
+    /** The log starts after this point's prefix; `seed` holds only the events that follow it. */
+    resumeFrom?: SessionResumePoint;
   }) {
     this.header = Object.freeze({ ...options.header });
     this.id = options.header.id;
     this.#hooks = options.hooks;
+    const resume = options.resumeFrom;
+    this.#log = new SessionLog(resume?.prefix);
     this.#surface = new Surface(this.#log);
+    if (resume !== undefined) {
+      this.#surface.restore(resume.surface.nodes, resume.surface.generation);
+      this.#enclosure.lastTurn = resume.lastTurn;
+      this.#deferredEvents = resume.prefix.length;
+    }
     const seed = options.seed;
     if (seed !== undefined) {
       const adopt: AdoptMode = options.seedOwned === true ? 'deep' : 'none';
@@ -109,7 +129,8 @@ export class Session {
       this.#firstLiveSeq = this.#log.length;
     }
     this.#persistence = options.persistence;
-    if (seed !== undefined && seed.length > 0 && seed[seed.length - 1]!.type !== 'session/end-seed') {
+    const length = this.#log.length;
+    if (seed !== undefined && length > 0 && this.#log.typeAt(length - 1) !== 'session/end-seed') {
       this.append('session/end-seed', {});
     }
   }
@@ -130,6 +151,14 @@ export class Session {
   /** The number of events. */
   get length(): number {
     return this.#log.length;
+  }
+
+  /**
+   * How many leading events the store did not read when it opened this session (a resume from a
+   * snapshot): they are read from the store on first access. 0 when the whole log was read.
+   */
+  get deferredEvents(): number {
+    return this.#deferredEvents;
   }
 
   /** The seq of the first event appended by this live session (the seed length). */

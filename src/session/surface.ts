@@ -36,6 +36,18 @@ export class Surface {
     return this.#nodes;
   }
 
+  /**
+   * Starts from a surface saved at a resume point (the seqs on it, in order, and its generation) instead
+   * of from nothing; only before any event was applied.
+   */
+  restore(nodes: readonly number[], generation: number): void {
+    for (const node of nodes) this.#nodes.push(node);
+    this.#positionsValid = false;
+    this.#generation = generation;
+    this.#derivedGeneration = generation;
+    this.#snapshot = undefined;
+  }
+
   /** Throws SessionError when the candidate's surface metadata is invalid; changes nothing. */
   check(event: AnySessionEvent): void {
     const isSurfaceType = surfaceEventTypes.has(event.type);

@@ -97,9 +97,10 @@ describe('DiskSessionStore: the file', () => {
     ]);
     expect((await stat(join(root, 'format.jsonl'))).mode & 0o777).toBe(0o600);
     expect((await stat(root)).mode & 0o777).toBe(0o700);
-    // No lock or temporary file is left behind; the listing cache holds one entry.
-    expect((await readdir(root)).sort()).toEqual(['.summaries', 'format.jsonl']);
+    // No lock or temporary file is left behind; the listing cache and the snapshots hold one entry each.
+    expect((await readdir(root)).sort()).toEqual(['.snapshots', '.summaries', 'format.jsonl']);
     expect(await readdir(join(root, '.summaries'))).toEqual(['format.json']);
+    expect(await readdir(join(root, '.snapshots'))).toEqual(['format.json']);
   });
 
   it('makes the log durable before a tool body with side effects, not before a read-only one', async () => {

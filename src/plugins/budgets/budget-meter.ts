@@ -11,6 +11,14 @@ export interface BudgetSpend {
 }
 
 const kinds: readonly BudgetKind[] = ['tokens', 'costUsd', 'steps'];
+const limitTypes: ReadonlySet<string> = new Set(['budget/raised']);
+const spendingTypes: ReadonlySet<string> = new Set([
+  'turn/start',
+  'step/start',
+  'assistant/message',
+  'request/failed',
+  'tool/result',
+]);
 
 /**
  * Reads a session's spending from its log incrementally: each call to `catchUp` consumes only the
@@ -24,6 +32,7 @@ export class BudgetMeter {
   /** False once a response was priced by no adapter (its cost counted as 0). */
   costComplete = true;
   #seen = 0;
+  #limitsSeen = 0;
   readonly #log: Session;
   readonly #pricing: PricingLookup;
 
@@ -32,13 +41,38 @@ export class BudgetMeter {
     this.#pricing = pricing;
   }
 
+  /**
+   * Consumes the limit changes (`budget/raised`) appended since the last call: a scan of event types
+   * that builds no other event, so a session with no limit in force never reads its spending.
+   */
+  catchUpLimits(): this {
+    const log = this.#log.log;
+    const length = log.length;
+    for (
+      let seq = log.nextOfType(limitTypes, this.#limitsSeen);
+      seq >= 0;
+      seq = log.nextOfType(limitTypes, seq + 1)
+    ) {
+      const data = log.at(seq)!.data as SessionEventMap['budget/raised'];
+      Object.assign(this.changes.perTurn, data.perTurn);
+      Object.assign(this.changes.perSession, data.perSession);
+    }
+    this.#limitsSeen = length;
+    return this;
+  }
+
   /** Consumes the events appended since the last call. */
   catchUp(): this {
+    this.catchUpLimits();
     const log = this.#log.log;
-    for (; this.#seen < log.length; this.#seen++) {
-      // Chunk events change no meter.
-      if (log.typeAt(this.#seen) === 'assistant/chunk') continue;
-      const event = log.at(this.#seen)!;
+    const length = log.length;
+    // Only these events change the spending (limit changes are `catchUpLimits`'s).
+    for (
+      let seq = log.nextOfType(spendingTypes, this.#seen);
+      seq >= 0;
+      seq = log.nextOfType(spendingTypes, seq + 1)
+    ) {
+      const event = log.at(seq)!;
       switch (event.type) {
         case 'turn/start':
           Object.assign(this.turn, {
@@ -93,17 +127,18 @@ export class BudgetMeter {
           }
           break;
         }
-        case 'budget/raised': {
-          const data = event.data as SessionEventMap['budget/raised'];
-          Object.assign(this.changes.perTurn, data.perTurn);
-          Object.assign(this.changes.perSession, data.perSession);
-          break;
-        }
         default:
           break;
       }
     }
+    this.#seen = length;
     return this;
+  }
+
+  /** True when any limit is in force: the plugin's, with the log's changes applied (after `catchUpLimits`). */
+  hasLimits(base: { perTurn?: BudgetLimits; perSession?: BudgetLimits }): boolean {
+    const limits = this.limits(base);
+    return kinds.some((kind) => limits.perTurn[kind] !== undefined || limits.perSession[kind] !== undefined);
   }
 
   /** The limits in force: the plugin's, with the log's changes applied. */

@@ -38,6 +38,8 @@ interface Installation {
   readonly registry: AgentRegistry;
   readonly options: BudgetsPluginOptions;
   readonly meterOf: (session: Session) => BudgetMeter;
+  /** The session's meter with its limit changes read, its spending not necessarily. */
+  readonly limitsOf: (session: Session) => BudgetMeter;
   /** Ids of the continuation notes this plugin queued. */
   readonly notes: Set<string>;
 }
@@ -71,18 +73,19 @@ export function budgetsPlugin(options: BudgetsPluginOptions): HarnessPlugin {
         registry: host.registry,
         options: base,
         notes: new Set(),
-        meterOf: (session) => {
+        meterOf: (session) => installation.limitsOf(session).catchUp(),
+        limitsOf: (session) => {
           let meter = meters.get(session);
           if (meter === undefined) {
             meter = new BudgetMeter(session, pricing);
             meters.set(session, meter);
           }
-          return meter.catchUp();
+          return meter.catchUpLimits();
         },
       };
       const dispose = host.hooks.on('agent/pre-step', async (payload, next) => {
         const { agent, messages, turn, step } = payload;
-        const meter = installation.meterOf(agent.session);
+        const meter = installation.limitsOf(agent.session);
         // A continuation note is steered at the tail of next-step; anything claimed after it came from
         // next-turn (a follow-up queued while paused) and goes back there, to run after the resumed work.
         const noteIds = new Set(messages.filter((m) => installation.notes.has(m.id)).map((m) => m.id));
@@ -92,7 +95,8 @@ export function budgetsPlugin(options: BudgetsPluginOptions): HarnessPlugin {
         const returned = step === 1 && noteIndex >= 0 ? messages.slice(noteIndex + 1) : [];
         // By id, not identity: an outer listener may have handed inner ones rewritten copies.
         const returnedIds = new Set(returned.map((message) => message.id));
-        const reached = firstReached(meter, meter.limits(base));
+        // With no limit in force nothing can be reached: the spending (the whole log) is not read.
+        const reached = meter.hasLimits(base) ? firstReached(meter.catchUp(), meter.limits(base)) : undefined;
         if (reached !== undefined) {
           agent.session.append('budget/reached', { turn, step, ...reached });
           const kept = messages.filter((message) => !noteIds.has(message.id) && !returnedIds.has(message.id));

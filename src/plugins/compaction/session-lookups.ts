@@ -22,6 +22,13 @@ interface LogIndex {
 }
 
 // The log is append-only, so what these lookups need is indexed once per event, as the log grows.
+const indexedTypes: ReadonlySet<string> = new Set([
+  'request/header',
+  'request/context',
+  'compaction/start',
+  'compaction/end',
+  'session/end-seed',
+]);
 const indexes = new WeakMap<Session, LogIndex>();
 
 function indexOf(session: Session): LogIndex {
@@ -31,9 +38,14 @@ function indexOf(session: Session): LogIndex {
     indexes.set(session, index);
   }
   const log = session.log;
-  for (; index.scanned < log.length; index.scanned++) {
-    if (log.typeAt(index.scanned) === 'assistant/chunk') continue;
-    const event = log.at(index.scanned)!;
+  const length = log.length;
+  // Types first: only the few events these lookups read are built.
+  for (
+    let seq = log.nextOfType(indexedTypes, index.scanned);
+    seq >= 0;
+    seq = log.nextOfType(indexedTypes, seq + 1)
+  ) {
+    const event = log.at(seq)!;
     switch (event.type) {
       case 'request/header': {
         const header = (event.data as { header: EpochHeader }).header;
@@ -57,6 +69,7 @@ function indexOf(session: Session): LogIndex {
         break;
     }
   }
+  index.scanned = length;
   return index;
 }
 

@@ -28,8 +28,11 @@ export function readActiveGoal(session: Session): ActiveGoal | undefined {
   const log = session.log;
   let rounds = 0;
   let lastContinuedSeq: number | undefined;
-  for (let index = log.length - 1; index >= 0; index--) {
-    if (!goalEventTypes.has(log.typeAt(index)!)) continue;
+  for (
+    let index = log.previousOfType(goalEventTypes, log.length);
+    index >= 0;
+    index = log.previousOfType(goalEventTypes, index)
+  ) {
     const event = log.at(index)!;
     switch (event.type) {
       case 'goal/completed':

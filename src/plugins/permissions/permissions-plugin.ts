@@ -11,6 +11,12 @@ import { Workspace, runWithPathGrant } from '../../tools/builtin/index.ts';
 import type { CallFacts, PathFact, PermissionMode, PermissionRule } from './permission-policy.ts';
 import { evaluatePermission, permissionModes, sessionApprovalKey } from './permission-policy.ts';
 
+// The events a session's approval state is read from.
+const approvalTypes: ReadonlySet<string> = new Set([
+  'permissions/mode',
+  'tool/approval-requested',
+  'tool/approval-decided',
+]);
 /** Options of `permissionsPlugin`. */
 export interface PermissionsOptions {
   mode: PermissionMode;
@@ -158,14 +164,17 @@ export function permissionsPlugin(options: PermissionsOptions): HarnessPlugin {
           sessions.set(session.id, state);
         }
         const log = session.log;
-        for (; state.scanned < log.length; state.scanned++) {
-          const type = log.typeAt(state.scanned);
-          if (type === 'permissions/mode') {
-            state.mode = (log.at(state.scanned)!.data as { mode: PermissionMode }).mode;
+        const length = log.length;
+        for (
+          let seq = log.nextOfType(approvalTypes, state.scanned);
+          seq >= 0;
+          seq = log.nextOfType(approvalTypes, seq + 1)
+        ) {
+          const event = log.at(seq)!;
+          if (event.type === 'permissions/mode') {
+            state.mode = (event.data as { mode: PermissionMode }).mode;
             continue;
           }
-          if (type !== 'tool/approval-requested' && type !== 'tool/approval-decided') continue;
-          const event = log.at(state.scanned)!;
           if (event.type === 'tool/approval-requested') {
             const data = event.data as { requestId: string; name: string; arguments: string };
             state.requests.set(data.requestId, { name: data.name, arguments: data.arguments });
@@ -185,6 +194,7 @@ export function permissionsPlugin(options: PermissionsOptions): HarnessPlugin {
             remembered.add(sessionApprovalKey(facts));
           }
         }
+        state.scanned = length;
         return state;
       };
 

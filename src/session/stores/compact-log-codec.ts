@@ -1,6 +1,6 @@
 import type { AnySessionEvent } from '../session-event.ts';
 import { CompactLogState, hasKeys, isCount, isRun, isShape, jsonString } from './compact-log-state.ts';
-import type { Shape } from './compact-log-state.ts';
+import type { CompactLogResumeState, Shape } from './compact-log-state.ts';
 
 // Format 1's line kinds: a compact line is `[kind, dt, data]` (or `[type, dt, data, extras]` for any other
 // event), where `dt` is the time since the previous event (the header's `createdAt` for the first) and
@@ -54,6 +54,25 @@ const toolResultPrefix = `[${toolResultKind},`;
 const toolCallStartPrefix = `[${toolCallStartKind},`;
 const argumentsDeltaPrefix = `[${argumentsDeltaKind},`;
 
+/** The event type each numbered line kind decodes to (a reader can tell a line's type from its kind). */
+export const compactKindTypes: readonly string[] = [
+  'assistant/chunk',
+  'assistant/chunk',
+  'assistant/chunk',
+  'assistant/chunk',
+  'assistant/chunk',
+  'assistant/chunk',
+  'step/start',
+  'step/end',
+  'turn/start',
+  'turn/end',
+  'assistant/message',
+  'tool/call',
+  'tool/result',
+  'assistant/chunk',
+  'assistant/chunk',
+];
+
 /** Turns events into the lines of one session file, in seq order. */
 export interface SessionLineEncoder {
   /** The line of the next event (its seq must follow the last one's), newline included. */
@@ -76,8 +95,9 @@ export const fullEnvelopeEncoder: SessionLineEncoder = {
 export class CompactLogCodec implements SessionLineEncoder {
   readonly #state: CompactLogState;
 
-  constructor(createdAt: number) {
-    this.#state = new CompactLogState(createdAt);
+  /** A codec at the start of a log, or (`resume`) going on from a turn or step boundary inside one. */
+  constructor(createdAt: number, resume?: CompactLogResumeState) {
+    this.#state = new CompactLogState(createdAt, resume);
   }
 
   /** The seq of the next event. */
@@ -291,24 +311,7 @@ export class CompactLogCodec implements SessionLineEncoder {
     if (line.length < 3) return 'the record has no data';
     const seq = this.#state.seq;
     const time = this.#state.time + dt;
-    if (typeof kind === 'string') {
-      if (kind === '') return 'the record has no event type';
-      if (line.length > 4) return 'the record has extra members';
-      const event: Record<string, unknown> = { type: kind, seq, time, data };
-      if (line.length === 4) {
-        const extras = line[3];
-        if (!isShape(extras)) return 'the record extras are not an object';
-        for (const key of Object.keys(extras))
-          if (key !== 'i' && key !== 'o' && key !== 's') return `unknown extra '${key}'`;
-        if ('i' in extras) {
-          if (extras.i !== 1) return 'ignorable must be 1 when present';
-          event.ignorable = true;
-        }
-        if ('o' in extras) event.surfaceOp = extras.o;
-        if ('s' in extras) event.sourceEventSeqs = extras.s;
-      }
-      return event as unknown as AnySessionEvent;
-    }
+    if (typeof kind === 'string') return expandTypedLine(line, seq, time);
     if (!isCount(kind) || kind >= kindCount || line.length !== 3) return 'the record has an unknown kind';
     const step = this.#state.openStep;
     const turn = this.#state.openTurn;
@@ -439,6 +442,35 @@ export class CompactLogCodec implements SessionLineEncoder {
       sourceEventSeqs: [callSeq],
     } as AnySessionEvent;
   }
+}
+
+/**
+ * The event of a line in the generic form `[type, dt, data, extras?]`, given its seq and time: such a
+ * line needs nothing from the lines before it. A string says why the line is not a valid record.
+ */
+export function expandTypedLine(
+  line: readonly unknown[],
+  seq: number,
+  time: number,
+): AnySessionEvent | string {
+  const type = line[0];
+  if (typeof type !== 'string' || type === '') return 'the record has no event type';
+  if (line.length < 3) return 'the record has no data';
+  if (line.length > 4) return 'the record has extra members';
+  const event: Record<string, unknown> = { type, seq, time, data: line[2] };
+  if (line.length === 4) {
+    const extras = line[3];
+    if (!isShape(extras)) return 'the record extras are not an object';
+    for (const key of Object.keys(extras))
+      if (key !== 'i' && key !== 'o' && key !== 's') return `unknown extra '${key}'`;
+    if ('i' in extras) {
+      if (extras.i !== 1) return 'ignorable must be 1 when present';
+      event.ignorable = true;
+    }
+    if ('o' in extras) event.surfaceOp = extras.o;
+    if ('s' in extras) event.sourceEventSeqs = extras.s;
+  }
+  return event as unknown as AnySessionEvent;
 }
 
 const envelopeOrder = ['type', 'seq', 'time', 'data', 'ignorable', 'surfaceOp', 'sourceEventSeqs'];

@@ -19,6 +19,22 @@ export interface CallBlock {
 export type Shape = Record<string, unknown>;
 
 /**
+ * The part of the shared state that a reader needs to go on decoding at a `turn/start` or `step/start`
+ * line, or after the last `turn/end`: there no chunk run, reply calls or step calls are in force yet.
+ */
+export interface CompactLogResumeState {
+  /** The seq of the next line. */
+  seq: number;
+  /** The time of the event before it (the header's `createdAt` before the first). */
+  time: number;
+  lastTurn: number;
+  openTurn: number | undefined;
+  openStep: number | undefined;
+  /** The JSON of the last reply's source ('' before any). */
+  replySource: string;
+}
+
+/**
  * What format 1's encoder and decoder both know after the same events: the previous time, the next
  * seq, the open turn and step, what the current chunk run built, the last reply's tool calls and the
  * step's `tool/call` seqs. Updated from each whole event by `observe`, the same on both sides.
@@ -41,8 +57,18 @@ export class CompactLogState {
   callBlocks: CallBlock[] = [];
   readonly stepCalls = new Map<number, string>();
 
-  constructor(createdAt: number) {
+  constructor(createdAt: number, resume?: CompactLogResumeState) {
     this.time = createdAt;
+    if (resume === undefined) return;
+    this.seq = resume.seq;
+    this.time = resume.time;
+    this.lastTurn = resume.lastTurn;
+    this.openTurn = resume.openTurn;
+    this.openStep = resume.openStep;
+    // The saved JSON of the last reply's source: its value, for the encoder's comparisons by shape.
+    this.#replySourceJson = resume.replySource;
+    this.#replySourceValue =
+      resume.replySource === '' ? undefined : (JSON.parse(resume.replySource) as unknown);
   }
 
   /** The JSON of each block-end block of the current chunk run, in order. */

@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
 import { mkdir, open as openFile, readFile, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HookBus } from '../../hooks/index.ts';
-import { repairInterruptedTail } from '../crash-repair.ts';
 import { Session } from '../session.ts';
 import type { SessionHeader } from '../session.ts';
 import { SessionError } from '../session-error.ts';
@@ -9,6 +10,10 @@ import type { AnySessionEvent } from '../session-event.ts';
 import { forkStoredSession } from '../session-fork.ts';
 import type { PricingLookup, SessionForkOptions, SessionStore, SessionSummary } from '../session-store.ts';
 import { priceTally, summarizeSession, tallySession } from '../session-summary.ts';
+import type { SessionTally } from '../session-summary.ts';
+import { SessionSnapshotFiles, hashAppendedLines, sessionSnapshotVersion } from './session-snapshot.ts';
+import { buildLoadedSession, loadFromSnapshot, loadFullLog } from './loaded-session-log.ts';
+import type { BuiltSession, LoadedSessionLog } from './loaded-session-log.ts';
 import { SessionSummaryCache } from './session-summary-cache.ts';
 import { SessionFileWriter } from './session-file-writer.ts';
 import { linkIntoPlace } from './link-into-place.ts';
@@ -48,6 +53,12 @@ interface LiveEntry {
   lock: SessionLock;
   /** The file format of its log (a format 0 file keeps its format). */
   format: SessionLogFormat;
+  /** The SHA-256 of the file's first `hashedBytes` bytes (its first `hashedLines` lines), kept open. */
+  hash: Hash;
+  hashedBytes: number;
+  hashedLines: number;
+  /** The tally of the events a snapshot covered when the session was resumed from one. */
+  prefixTally: { tally: SessionTally; events: number } | undefined;
 }
 
 /**
@@ -65,6 +76,7 @@ export class DiskSessionStore implements SessionStore {
   readonly #live = new Map<string, LiveEntry>();
   readonly #summaries = new Map<string, { size: number; modified: number; summary: SessionSummary }>();
   readonly #summaryCache: SessionSummaryCache;
+  readonly #snapshots: SessionSnapshotFiles;
   #hooks: HookBus | undefined;
 
   constructor(options: DiskSessionStoreOptions) {
@@ -73,6 +85,7 @@ export class DiskSessionStore implements SessionStore {
     }
     this.root = options.root;
     this.#summaryCache = new SessionSummaryCache(options.root);
+    this.#snapshots = new SessionSnapshotFiles(options.root);
     this.#batchWindowMs = options.batchWindowMs;
     this.#pricing = options.pricing;
     this.#onDurable = options.onDurable;
@@ -139,7 +152,16 @@ export class DiskSessionStore implements SessionStore {
       await lock.release();
       throw error;
     }
-    this.#live.set(header.id, { session, writer, lock, format: compactLogFormat });
+    this.#live.set(header.id, {
+      session,
+      writer,
+      lock,
+      format: compactLogFormat,
+      hash: createHash('sha256'),
+      hashedBytes: 0,
+      hashedLines: 0,
+      prefixTally: undefined,
+    });
     return session;
   }
 
@@ -148,38 +170,57 @@ export class DiskSessionStore implements SessionStore {
     if (this.#live.has(id)) throw new SessionLockedError(id, this.#live.get(id)!.lock.holder);
     await this.#assertExists(id, path);
     const lock = await this.#lock(id);
-    const writer = this.#writer(id, path);
-    let session: Session | undefined;
-    let format: SessionLogFormat;
+    let entry: LiveEntry;
     try {
-      const parsed = await this.#parse(id, path, false);
-      format = parsed.format;
-      const repaired = repairInterruptedTail(parsed.events);
-      // The parsed events are this store's own: the session adopts them instead of copying them again.
-      session = constructStoredSession({
-        header: parsed.header,
-        seed: repaired,
-        persistence: writer,
-        hooks: this.#hooks,
-        untouched: 'the file was not changed',
-        seedOwned: true,
-      });
-      // The closers as the session committed them (its own envelope order), in the file's format.
-      let closers = '';
-      for (const event of session.log.slice(parsed.events.length, repaired.length))
-        closers += parsed.encoder.encode(event);
-      writer.encodeWith(parsed.encoder);
-      await writer.resume(parsed.completeBytes, parsed.tornBytes, closers, repaired.length);
+      const bytes = await this.#readLog(id, path);
+      let loaded = await loadFromSnapshot(bytes, () => this.#snapshots.read(id), { id, path });
+      let built: BuiltSession | undefined;
+      if (loaded !== undefined) {
+        try {
+          built = this.#build(loaded);
+        } catch {
+          // The snapshot only saves work: whatever went wrong with it, the full read decides.
+          built = undefined;
+        }
+      }
+      if (built === undefined) {
+        loaded = loadFullLog(bytes, { id, path });
+        built = this.#build(loaded);
+      }
+      const opened = built;
+      try {
+        await opened.writer.resume(loaded!.completeBytes, loaded!.tornBytes, opened.closers, opened.events);
+      } catch (error) {
+        opened.session.close();
+        await opened.writer.close().catch(() => {
+          // Nothing was written through this writer; the open error is what the caller needs.
+        });
+        throw error;
+      }
+      entry = {
+        session: opened.session,
+        writer: opened.writer,
+        lock,
+        format: loaded!.format,
+        hash: loaded!.hash,
+        hashedBytes: loaded!.completeBytes,
+        hashedLines: loaded!.firstSeq + loaded!.events.length + 1,
+        prefixTally: loaded!.prefixTally,
+      };
     } catch (error) {
-      session?.close();
-      await writer.close().catch(() => {
-        // Nothing was written through this writer; the load error is what the caller needs.
-      });
       await lock.release();
       throw error;
     }
-    this.#live.set(id, { session, writer, lock, format });
-    return session;
+    this.#live.set(id, entry);
+    return entry.session;
+  }
+
+  #build(loaded: LoadedSessionLog): BuiltSession {
+    return buildLoadedSession(
+      loaded,
+      this.#writer(loaded.header.id, this.pathOf(loaded.header.id)),
+      this.#hooks,
+    );
   }
 
   async read(id: string): Promise<{ header: SessionHeader; events: AnySessionEvent[] }> {
@@ -225,6 +266,7 @@ export class DiskSessionStore implements SessionStore {
     }
     this.#summaries.delete(id);
     await this.#summaryCache.remove(id);
+    await this.#snapshots.remove(id);
   }
 
   async fork(id: string, options: SessionForkOptions = {}): Promise<SessionHeader> {
@@ -248,15 +290,40 @@ export class DiskSessionStore implements SessionStore {
     this.#live.delete(session.id);
     try {
       await live.writer.close();
+      // A resumed session tallies only what follows its snapshot: its prefix is not read again.
+      const tally = tallySession(session.header, session.log, live.prefixTally);
       // The log is complete now: its listing row is cached against the file as it stands, so the next
       // listing (`rein run --continue` lists first) does not parse the whole log again.
-      await this.#cacheTally(session, live.format);
+      await this.#cacheTally(session, live.format, tally);
+      await this.#saveSnapshot(live, tally);
     } finally {
       await live.lock.release();
     }
   }
 
-  async #cacheTally(session: Session, format: SessionLogFormat): Promise<void> {
+  /**
+   * Saves the snapshot of a released format 1 session whose every event is on disk and whose last turn
+   * is closed: its derived state, and the SHA-256 of the file as it stands (the hash kept since the
+   * open, taking only the bytes written since). Best effort: any doubt leaves the old snapshot.
+   */
+  async #saveSnapshot(live: LiveEntry, tally: SessionTally): Promise<void> {
+    const session = live.session;
+    if (live.format !== compactLogFormat || session.openTurn !== undefined) return;
+    if (live.writer.durableEvents !== session.length) return;
+    const covered = await hashAppendedLines(this.pathOf(session.id), live, session.length + 1);
+    if (covered === undefined) return;
+    await this.#snapshots.write({
+      version: sessionSnapshotVersion,
+      id: session.id,
+      events: session.length,
+      bytes: covered.bytes,
+      sha256: covered.sha256,
+      surface: { nodes: [...session.surfaceNodes], generation: session.replaceGeneration },
+      tally,
+    });
+  }
+
+  async #cacheTally(session: Session, format: SessionLogFormat, tally: SessionTally): Promise<void> {
     let info: { size: number; mtimeMs: number };
     try {
       info = await stat(this.pathOf(session.id));
@@ -265,10 +332,7 @@ export class DiskSessionStore implements SessionStore {
       return;
     }
     const stamp = { size: info.size, mtimeMs: info.mtimeMs };
-    await this.#summaryCache.put(session.id, stamp, {
-      format,
-      tally: tallySession(session.header, session.log),
-    });
+    await this.#summaryCache.put(session.id, stamp, { format, tally });
   }
 
   async exportLog(id: string): Promise<string> {
@@ -358,14 +422,16 @@ export class DiskSessionStore implements SessionStore {
   }
 
   async #parse(id: string, path: string, salvage: boolean): Promise<ParsedSessionLog> {
-    let bytes: Buffer;
+    return parseSessionLog(await this.#readLog(id, path), { id, path, salvage });
+  }
+
+  async #readLog(id: string, path: string): Promise<Buffer> {
     try {
-      bytes = await readFile(path);
+      return await readFile(path);
     } catch (error) {
       if (isCode(error, 'ENOENT')) throw notFound(id, path);
       throw ioError(path, error);
     }
-    return parseSessionLog(bytes, { id, path, salvage });
   }
 
   async #assertExists(id: string, path: string): Promise<void> {

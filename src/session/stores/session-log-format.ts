@@ -101,8 +101,36 @@ export function parseSessionLog(
   bytes: Buffer,
   context: { id: string; path: string; salvage?: boolean },
 ): ParsedSessionLog {
-  const completeBytes = bytes.lastIndexOf(newline) + 1;
+  const { header, format, headerEnd, completeBytes } = parseSessionLogHeader(bytes, context);
   const tornBytes = bytes.length - completeBytes;
+  const codec = format === compactLogFormat ? new CompactLogCodec(header.createdAt) : undefined;
+  const encoder = codec ?? fullEnvelopeEncoder;
+  const lines = parseEventLines(bytes, {
+    start: headerEnd + 1,
+    end: completeBytes,
+    codec,
+    firstSeq: 0,
+    firstLine: 2,
+    context,
+  });
+  const parsed: ParsedSessionLog = {
+    header,
+    events: lines.events,
+    completeBytes,
+    tornBytes,
+    format,
+    encoder,
+  };
+  if (lines.corrupt !== undefined) parsed.corrupt = lines.corrupt;
+  return parsed;
+}
+
+/** The header of a session file, where its line ends and how many bytes hold complete lines. */
+export function parseSessionLogHeader(
+  bytes: Buffer,
+  context: { id: string; path: string },
+): { header: SessionHeader; format: SessionLogFormat; headerEnd: number; completeBytes: number } {
+  const completeBytes = bytes.lastIndexOf(newline) + 1;
   // Lines are decoded one at a time straight from the buffer: no copy of the whole file as one string,
   // and every line's byte offset is known exactly for error reports.
   const headerEnd = completeBytes === 0 ? -1 : bytes.indexOf(newline);
@@ -113,11 +141,30 @@ export function parseSessionLog(
     );
   }
   const { header, format } = parseHeader(bytes.toString('utf8', 0, headerEnd), context);
-  const codec = format === compactLogFormat ? new CompactLogCodec(header.createdAt) : undefined;
-  const encoder = codec ?? fullEnvelopeEncoder;
+  return { header, format, headerEnd, completeBytes };
+}
+
+/**
+ * The events of the complete lines from byte `start` to `end` (format 1 when `codec` is given, which
+ * must stand where `start` is; else full envelopes), the first with seq `firstSeq` on line `firstLine`.
+ * A bad record throws SessionCorruptError, or with `salvage` ends the events there (`corrupt`); an
+ * unknown required event type throws `SESSION_VERSION`.
+ */
+export function parseEventLines(
+  bytes: Buffer,
+  options: {
+    start: number;
+    end: number;
+    codec: CompactLogCodec | undefined;
+    firstSeq: number;
+    firstLine: number;
+    context: { id: string; path: string; salvage?: boolean };
+  },
+): { events: AnySessionEvent[]; corrupt?: SessionCorruptError } {
+  const { codec, context, firstSeq } = options;
   const events: AnySessionEvent[] = [];
-  let line = 1;
-  for (let start = headerEnd + 1; start < completeBytes;) {
+  let line = options.firstLine - 1;
+  for (let start = options.start; start < options.end;) {
     const end = bytes.indexOf(newline, start);
     line++;
     let problem: string | undefined;
@@ -129,7 +176,7 @@ export function parseSessionLog(
     }
     if (problem === undefined) {
       if (codec === undefined) {
-        problem = checkEvent(value, events.length);
+        problem = checkEvent(value, firstSeq + events.length);
       } else {
         const decoded = codec.decode(value, checkEvent);
         if (typeof decoded === 'string') problem = decoded;
@@ -142,11 +189,10 @@ export function parseSessionLog(
         path: context.path,
         line,
         offset: start,
-        goodEvents: events.length,
+        goodEvents: firstSeq + events.length,
         reason: problem,
       });
-      if (context.salvage === true)
-        return { header, events, completeBytes, tornBytes, corrupt: error, format, encoder };
+      if (context.salvage === true) return { events, corrupt: error };
       throw error;
     }
     const event = value as AnySessionEvent;
@@ -160,7 +206,7 @@ export function parseSessionLog(
     events.push(event);
     start = end + 1;
   }
-  return { header, events, completeBytes, tornBytes, format, encoder };
+  return { events };
 }
 
 function parseHeader(
@@ -196,7 +242,8 @@ function parseHeader(
   return { header: header as unknown as SessionHeader, format };
 }
 
-function checkEvent(value: unknown, expectedSeq: number): string | undefined {
+/** Why a parsed full envelope is not the event with `expectedSeq`, or undefined when it is one. */
+export function checkEvent(value: unknown, expectedSeq: number): string | undefined {
   if (!isRecord(value)) return 'the record is not an object';
   if (typeof value.type !== 'string' || value.type === '') return 'the record has no event type';
   if (value.seq !== expectedSeq) return `seq is ${JSON.stringify(value.seq)}, expected ${expectedSeq}`;

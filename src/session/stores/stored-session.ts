@@ -1,6 +1,6 @@
 import type { HookBus } from '../../hooks/index.ts';
 import { Session } from '../session.ts';
-import type { SessionHeader, SessionPersistence } from '../session.ts';
+import type { SessionHeader, SessionPersistence, SessionResumePoint } from '../session.ts';
 import { SessionError } from '../session-error.ts';
 import type { AnySessionEvent } from '../session-event.ts';
 
@@ -33,6 +33,8 @@ export interface StoredSessionParts {
   seedOwned?: boolean;
   /** What the corruption message says was left alone ("the file was not changed"). */
   untouched: string;
+  /** The log starts after this resume point's prefix; `seed` then holds only what follows it. */
+  resumeFrom?: SessionResumePoint | undefined;
 }
 
 /**
@@ -47,6 +49,7 @@ export function constructStoredSession(parts: StoredSessionParts): Session {
   if (parts.hooks !== undefined) options.hooks = parts.hooks;
   if (parts.seed !== undefined) options.seed = parts.seed;
   if (parts.seedOwned === true) options.seedOwned = true;
+  if (parts.resumeFrom !== undefined) options.resumeFrom = parts.resumeFrom;
   try {
     return new Session(options);
   } catch (error) {
