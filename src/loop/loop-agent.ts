@@ -19,6 +19,7 @@ import {
   userMessageSource,
 } from '../llm/index.ts';
 import type { Session, TurnEndReason } from '../session/index.ts';
+import type { PromptSection } from '../prompt/index.ts';
 import { AgentAbortedError, isCancelCause, throwIfAborted } from './agent-aborted-error.ts';
 import { StepRunner } from './step-runner.ts';
 import { ToolScheduler } from './tool-scheduler.ts';
@@ -47,6 +48,9 @@ export class LoopAgent implements Agent {
   #lastTurn: number;
   #activity: Promise<unknown> | undefined;
   #disposing: Promise<void> | undefined;
+  // The sections the last system prompt was rendered from (copies) and that prompt.
+  #lastSections: readonly PromptSection[] | undefined;
+  #lastSystem = '';
 
   constructor(services: AgentServices, session: Session, options: AgentOptions) {
     this.#services = services;
@@ -349,6 +353,10 @@ export class LoopAgent implements Agent {
       signal,
     });
     throwIfAborted(signal);
+    const system = this.#render(sections);
+    // Without a listener the decision is `enter` with the batch: no payload, no chain, no extra tick.
+    if (!hooks.hears('agent/pre-step', this.id))
+      return { decision: { kind: 'enter', messages: batch }, system };
     const decision = await hooks.waterfall(
       'agent/pre-step',
       { agent: this, messages: batch, turn, step, signal },
@@ -356,7 +364,21 @@ export class LoopAgent implements Agent {
       this.id,
     );
     throwIfAborted(signal);
-    return { decision: validateDecision(decision), system: prompt.render(sections) };
+    return { decision: validateDecision(decision), system };
+  }
+
+  /**
+   * The system prompt of these sections: the previous step's very string when every section is the same
+   * (same id, text and order), so the prompt is not rebuilt each step and the request envelope compares
+   * it with the last one by identity instead of character by character.
+   */
+  #render(sections: readonly PromptSection[]): string {
+    const previous = this.#lastSections;
+    if (previous !== undefined && sameSections(previous, sections)) return this.#lastSystem;
+    const system = this.#services.prompt.render(sections);
+    this.#lastSections = sections.map((section) => ({ ...section }));
+    this.#lastSystem = system;
+    return system;
   }
 
   #closeTurn(turn: number, reason: TurnEndReason): void {
@@ -429,6 +451,16 @@ function toUserMessage(input: MessageInput, source: MessageSource): UserMessage 
     throw new HarnessError('INVALID_MESSAGE', 'only user-role messages with an id can be sent');
   }
   return snapshotJson(message);
+}
+
+function sameSections(left: readonly PromptSection[], right: readonly PromptSection[]): boolean {
+  if (left.length !== right.length) return false;
+  for (let index = 0; index < left.length; index++) {
+    const before = left[index]!;
+    const after = right[index]!;
+    if (before.id !== after.id || before.text !== after.text || before.order !== after.order) return false;
+  }
+  return true;
 }
 
 function validateDecision(decision: unknown): PreStepDecision {

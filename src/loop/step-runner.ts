@@ -84,13 +84,18 @@ export class StepRunner {
     // The history snapshot is taken at the start of the attempt, before `agent/request` runs.
     const messages = session.derivedMessages();
     const seed = this.#seedConfig();
-    const config = await this.#hooks.waterfall(
-      'agent/request',
-      { agent: this.#agent, turn, step, signal },
-      () => seed,
-      this.#agent.id,
-    );
-    throwIfAborted(signal);
+    const hooks = this.#hooks;
+    // Without a listener the seed is the config: no payload, no chain, no extra tick.
+    let config = seed;
+    if (hooks.hears('agent/request', this.#agent.id)) {
+      config = await hooks.waterfall(
+        'agent/request',
+        { agent: this.#agent, turn, step, signal },
+        () => seed,
+        this.#agent.id,
+      );
+      throwIfAborted(signal);
+    }
     if (
       typeof config?.provider !== 'string' ||
       config.provider === '' ||
