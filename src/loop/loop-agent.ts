@@ -19,6 +19,7 @@ import {
   userMessageSource,
 } from '../llm/index.ts';
 import type { Session, TurnEndReason } from '../session/index.ts';
+import { appendBuilt, stepData } from '../session/index.ts';
 import type { PromptSection } from '../prompt/index.ts';
 import { AgentAbortedError, isCancelCause, throwIfAborted } from './agent-aborted-error.ts';
 import { StepRunner } from './step-runner.ts';
@@ -288,7 +289,7 @@ export class LoopAgent implements Agent {
       return 'stop';
     }
     throwIfAborted(signal);
-    this.session.append('step/start', { turn, step }, adopted);
+    appendBuilt(this.session, 'step/start', stepData(turn, step));
     phase.step = step;
     let result: Awaited<ReturnType<StepRunner['run']>>;
     try {
@@ -296,7 +297,7 @@ export class LoopAgent implements Agent {
         this.session.append('user/message', message, { surfaceOp: 'append' });
       result = await this.#steps.run(turn, step, system, signal);
     } finally {
-      this.session.append('step/end', { turn, step }, adopted);
+      appendBuilt(this.session, 'step/end', stepData(turn, step));
     }
     if (result.kind === 'failed') {
       // The failed step is closed; recovery (retry, compaction) runs between it and the next step.

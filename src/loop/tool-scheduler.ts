@@ -2,6 +2,7 @@ import type { Inbox } from '../agent/index.ts';
 import type { ToolCallBlock, UserMessage } from '../llm/index.ts';
 import { createToolResultMessage } from '../llm/index.ts';
 import type { Session } from '../session/index.ts';
+import { appendBuilt, toolCallData } from '../session/index.ts';
 import type {
   PreparedCall,
   ToolCallInfo,
@@ -327,6 +328,8 @@ class ScheduleRun {
 
   #appendCall(call: ToolCallBlock): { readonly seq: number } {
     const { session, turn, step } = this.#input;
+    const built = toolCallData(turn, step, call);
+    if (built !== undefined) return appendBuilt(session, 'tool/call', built);
     const data = { turn, step, callId: call.id, name: call.name, arguments: call.arguments };
     return session.append('tool/call', data, { adopt: true });
   }
