@@ -19,6 +19,8 @@ import {
   userMessageSource,
 } from '../llm/index.ts';
 import type { Session, TurnEndReason } from '../session/index.ts';
+import { appendBuilt, stepData } from '../session/index.ts';
+import type { PromptSection } from '../prompt/index.ts';
 import { AgentAbortedError, isCancelCause, throwIfAborted } from './agent-aborted-error.ts';
 import { StepRunner } from './step-runner.ts';
 import { ToolScheduler } from './tool-scheduler.ts';
@@ -47,6 +49,9 @@ export class LoopAgent implements Agent {
   #lastTurn: number;
   #activity: Promise<unknown> | undefined;
   #disposing: Promise<void> | undefined;
+  // The sections the last system prompt was rendered from (copies) and that prompt.
+  #lastSections: readonly PromptSection[] | undefined;
+  #lastSystem = '';
 
   constructor(services: AgentServices, session: Session, options: AgentOptions) {
     this.#services = services;
@@ -284,7 +289,7 @@ export class LoopAgent implements Agent {
       return 'stop';
     }
     throwIfAborted(signal);
-    this.session.append('step/start', { turn, step }, adopted);
+    appendBuilt(this.session, 'step/start', stepData(turn, step));
     phase.step = step;
     let result: Awaited<ReturnType<StepRunner['run']>>;
     try {
@@ -292,7 +297,7 @@ export class LoopAgent implements Agent {
         this.session.append('user/message', message, { surfaceOp: 'append' });
       result = await this.#steps.run(turn, step, system, signal);
     } finally {
-      this.session.append('step/end', { turn, step }, adopted);
+      appendBuilt(this.session, 'step/end', stepData(turn, step));
     }
     if (result.kind === 'failed') {
       // The failed step is closed; recovery (retry, compaction) runs between it and the next step.
@@ -349,6 +354,10 @@ export class LoopAgent implements Agent {
       signal,
     });
     throwIfAborted(signal);
+    const system = this.#render(sections);
+    // Without a listener the decision is `enter` with the batch: no payload, no chain, no extra tick.
+    if (!hooks.hears('agent/pre-step', this.id))
+      return { decision: { kind: 'enter', messages: batch }, system };
     const decision = await hooks.waterfall(
       'agent/pre-step',
       { agent: this, messages: batch, turn, step, signal },
@@ -356,7 +365,21 @@ export class LoopAgent implements Agent {
       this.id,
     );
     throwIfAborted(signal);
-    return { decision: validateDecision(decision), system: prompt.render(sections) };
+    return { decision: validateDecision(decision), system };
+  }
+
+  /**
+   * The system prompt of these sections: the previous step's very string when every section is the same
+   * (same id, text and order), so the prompt is not rebuilt each step and the request envelope compares
+   * it with the last one by identity instead of character by character.
+   */
+  #render(sections: readonly PromptSection[]): string {
+    const previous = this.#lastSections;
+    if (previous !== undefined && sameSections(previous, sections)) return this.#lastSystem;
+    const system = this.#services.prompt.render(sections);
+    this.#lastSections = sections.map((section) => ({ ...section }));
+    this.#lastSystem = system;
+    return system;
   }
 
   #closeTurn(turn: number, reason: TurnEndReason): void {
@@ -429,6 +452,16 @@ function toUserMessage(input: MessageInput, source: MessageSource): UserMessage 
     throw new HarnessError('INVALID_MESSAGE', 'only user-role messages with an id can be sent');
   }
   return snapshotJson(message);
+}
+
+function sameSections(left: readonly PromptSection[], right: readonly PromptSection[]): boolean {
+  if (left.length !== right.length) return false;
+  for (let index = 0; index < left.length; index++) {
+    const before = left[index]!;
+    const after = right[index]!;
+    if (before.id !== after.id || before.text !== after.text || before.order !== after.order) return false;
+  }
+  return true;
 }
 
 function validateDecision(decision: unknown): PreStepDecision {

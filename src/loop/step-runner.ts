@@ -18,15 +18,14 @@ import {
   forEachChunk,
   snapshotJson,
 } from '../llm/index.ts';
-import type { AppendOptions, Session } from '../session/index.ts';
+import type { Session } from '../session/index.ts';
+import { appendBuilt, chunkData } from '../session/index.ts';
 import type { ToolRegistry } from '../tools/index.ts';
 import { throwIfAborted } from './agent-aborted-error.ts';
 import { RequestEnvelope } from './request-envelope.ts';
 import { SeqRanges } from './seq-ranges.ts';
 import type { ToolScheduler } from './tool-scheduler.ts';
 
-// Shared by every chunk append: one options object, not one per chunk.
-const adoptOptions: AppendOptions = Object.freeze({ adopt: true });
 /** How a step ended: the model's work is done (with a turn outcome), tools owe a request, or the request failed. */
 export type StepResult =
   | { kind: 'completed' }
@@ -84,13 +83,18 @@ export class StepRunner {
     // The history snapshot is taken at the start of the attempt, before `agent/request` runs.
     const messages = session.derivedMessages();
     const seed = this.#seedConfig();
-    const config = await this.#hooks.waterfall(
-      'agent/request',
-      { agent: this.#agent, turn, step, signal },
-      () => seed,
-      this.#agent.id,
-    );
-    throwIfAborted(signal);
+    const hooks = this.#hooks;
+    // Without a listener the seed is the config: no payload, no chain, no extra tick.
+    let config = seed;
+    if (hooks.hears('agent/request', this.#agent.id)) {
+      config = await hooks.waterfall(
+        'agent/request',
+        { agent: this.#agent, turn, step, signal },
+        () => seed,
+        this.#agent.id,
+      );
+      throwIfAborted(signal);
+    }
     if (
       typeof config?.provider !== 'string' ||
       config.provider === '' ||
@@ -138,7 +142,7 @@ export class StepRunner {
     try {
       await forEachChunk(stream, (chunk) => {
         throwIfAborted(signal);
-        chunkSeqs.push(session.append('assistant/chunk', { turn, step, chunk }, adoptOptions).seq);
+        chunkSeqs.push(appendBuilt(session, 'assistant/chunk', chunkData(turn, step, chunk)).seq);
         assembler.push(chunk);
       });
       throwIfAborted(signal);

@@ -2,6 +2,7 @@ import type { Inbox } from '../agent/index.ts';
 import type { ToolCallBlock, UserMessage } from '../llm/index.ts';
 import { createToolResultMessage } from '../llm/index.ts';
 import type { Session } from '../session/index.ts';
+import { appendBuilt, toolCallData } from '../session/index.ts';
 import type {
   PreparedCall,
   ToolCallInfo,
@@ -23,6 +24,13 @@ interface StartedCall {
   done: boolean;
   failure: unknown;
   readonly markReady: () => void;
+}
+
+/** What preparing and running one call came to: its result (or failure) and whether it is final. */
+interface CallOutcome {
+  readonly result: ToolExecutionResult | undefined;
+  readonly final: boolean;
+  readonly failure: unknown;
 }
 
 /** One assistant message's tool calls, with what the scheduler needs to run them. */
@@ -79,6 +87,10 @@ class ScheduleRun {
 
   async execute(): Promise<boolean> {
     const { calls, signal } = this.#input;
+    // One call (the common reply) needs no pool, no ready promises and no pump: it is started, run and
+    // committed in line. Its log is the pool's for one call; only the classification is skipped, which
+    // orders calls among each other and so decides nothing for a single one.
+    if (calls.length === 1 && !signal.aborted) return this.#runOne(calls[0]!);
     let index = 0;
     try {
       while (index < calls.length && !signal.aborted && this.#failure === undefined) {
@@ -115,6 +127,47 @@ class ScheduleRun {
     }
     for (; index < calls.length; index++) this.#syntheticPair(calls[index]!);
     return this.#concluded;
+  }
+
+  /** `execute` for exactly one call, with the same log and the same failure handling as the pool. */
+  async #runOne(call: ToolCallBlock): Promise<boolean> {
+    const { session, signal } = this.#input;
+    const callEvent = this.#appendCall(call);
+    const { call: info, problem } = this.#describe(call);
+    const execution: ToolExecution = { call: info, session, signal, deferred: [], concludes: false };
+    let outcome: CallOutcome;
+    if (problem !== undefined) outcome = { result: problem, final: true, failure: undefined };
+    else outcome = await this.#outcomeOf(execution, info);
+    try {
+      if (outcome.failure !== undefined) throw outcome.failure;
+      const result = await this.#pipeline.finalize(execution, outcome.result!, outcome.final);
+      this.#appendCommitted(execution, callEvent.seq, result);
+    } catch (error) {
+      // As the pool's `#closeOrphans`: the logged call still gets its one (honest, unknown) result.
+      this.#appendOrphanResult(execution, callEvent.seq);
+      throw error;
+    }
+    return this.#concluded;
+  }
+
+  /** Prepares a call and, when the pipeline dispatches it, runs its body (after a checkpoint if owed). */
+  async #outcomeOf(execution: ToolExecution, info: ToolCallInfo): Promise<CallOutcome> {
+    let prepared: PreparedCall;
+    try {
+      prepared = await this.#pipeline.prepare(execution);
+    } catch (error) {
+      return { result: undefined, final: true, failure: error };
+    }
+    if (prepared.kind !== 'dispatch')
+      return { result: prepared.result, final: prepared.kind === 'final', failure: undefined };
+    const session = execution.session;
+    try {
+      if (session.persistent && this.#mayHaveSideEffects(info))
+        await session.checkpoint('tool', execution.signal);
+      return { result: await this.#pipeline.dispatch(execution), final: false, failure: undefined };
+    } catch (error) {
+      return { result: undefined, final: true, failure: error };
+    }
   }
 
   /** Reclassifies a call from its (once) validated arguments; invalid or unknown calls are exclusive. */
@@ -240,13 +293,18 @@ class ScheduleRun {
   async #commit(record: StartedCall): Promise<void> {
     if (record.failure !== undefined) throw record.failure;
     const result = await this.#pipeline.finalize(record.execution, record.prepared!, record.final);
-    this.#appendResult(record, result);
+    this.#appendCommitted(record.execution, record.callSeq, result);
+  }
+
+  /** Logs a finalized result and applies what it carries: follow-up context, a concluded turn. */
+  #appendCommitted(execution: ToolExecution, callSeq: number, result: ToolExecutionResult): void {
+    this.#appendResult(execution, callSeq, result);
     for (const context of result.additionalContexts ?? [])
       this.#input.inbox.append('next-step', context as UserMessage);
     if (!result.isError && result.concludesTurn === true) this.#concluded = true;
   }
 
-  #appendResult(record: StartedCall, result: ToolExecutionResult): void {
+  #appendResult(execution: ToolExecution, callSeq: number, result: ToolExecutionResult): void {
     const { session, turn, step } = this.#input;
     const data: {
       turn: number;
@@ -257,19 +315,21 @@ class ScheduleRun {
     } = {
       turn,
       step,
-      message: createToolResultMessage(record.execution.call.callId, result.content, result.isError),
+      message: createToolResultMessage(execution.call.callId, result.content, result.isError),
     };
     if (result.isError && result.error.info !== undefined) data.error = { ...result.error.info };
     if (result.meta !== undefined) data.meta = result.meta;
     session.append('tool/result', data, {
       surfaceOp: 'append',
-      sourceEventSeqs: [record.callSeq],
+      sourceEventSeqs: [callSeq],
       adopt: true,
     });
   }
 
   #appendCall(call: ToolCallBlock): { readonly seq: number } {
     const { session, turn, step } = this.#input;
+    const built = toolCallData(turn, step, call);
+    if (built !== undefined) return appendBuilt(session, 'tool/call', built);
     const data = { turn, step, callId: call.id, name: call.name, arguments: call.arguments };
     return session.append('tool/call', data, { adopt: true });
   }
@@ -294,19 +354,25 @@ class ScheduleRun {
   #closeOrphans(): void {
     for (let position = this.#committed; position < this.#started.length; position++) {
       const record = this.#started[position]!;
-      const result = toolErrorResult(
-        'the scheduler failed before this call was recorded; its outcome is unknown',
-        {
-          name: 'ToolOutcomeUnknownError',
-          code: 'TOOL_OUTCOME_UNKNOWN',
-        },
-      );
-      try {
-        this.#appendResult(record, result);
-      } catch {
-        // The log itself refuses writes (the failure we are reporting); crash repair closes these calls.
-        return;
-      }
+      if (!this.#appendOrphanResult(record.execution, record.callSeq)) return;
+    }
+  }
+
+  /** Logs the unknown-outcome result of a call the scheduler failed on; false when the log refuses it. */
+  #appendOrphanResult(execution: ToolExecution, callSeq: number): boolean {
+    const result = toolErrorResult(
+      'the scheduler failed before this call was recorded; its outcome is unknown',
+      {
+        name: 'ToolOutcomeUnknownError',
+        code: 'TOOL_OUTCOME_UNKNOWN',
+      },
+    );
+    try {
+      this.#appendResult(execution, callSeq, result);
+      return true;
+    } catch {
+      // The log itself refuses writes (the failure we are reporting); crash repair closes these calls.
+      return false;
     }
   }
 

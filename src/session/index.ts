@@ -1,3 +1,4 @@
+export * from './built-event-data.ts';
 export * from './crash-repair.ts';
 export * from './enclosure.ts';
 export * from './session.ts';

@@ -120,8 +120,10 @@ export class SessionLog implements ReadonlySessionLog {
     const slot = position & pageMask;
     if (slot === 0) {
       // The first page grows as a short log does; later ones are allocated whole (no growth slack).
-      this.#entries.push(page === 0 ? [] : new Array<unknown>(pageSize));
-      this.#meta.push(page === 0 ? [] : new Array<number>(pageSize));
+      // `new Array(0)`, not `[]`: every page is then of the same (holey) elements kind, so the code
+      // optimized on the first page is not deoptimized (wrong map) when the log reaches the second.
+      this.#entries.push(new Array<unknown>(page === 0 ? 0 : pageSize));
+      this.#meta.push(new Array<number>(page === 0 ? 0 : pageSize));
     }
     const time = event.time;
     const kind =

@@ -79,6 +79,32 @@ declare module '../hooks/hook-event-map.ts' {
 
 const settledCheckpoint: Promise<void> = Promise.resolve();
 
+// Set by `appendBuilt` for the one append it makes, read (and cleared) first thing by that append's
+// `#build`: an append made by an observer during publication never sees it.
+let dataIsBuilt = false;
+const noOptions: AppendOptions = Object.freeze({});
+
+/**
+ * `session.append` for data a typed constructor of the loop built (see built-event-data.ts): a frozen
+ * plain object whose members are lossless JSON and whose nested objects are frozen snapshots. That data
+ * is committed as it is, without the snapshot's walk; everything else (enclosure and surface checks,
+ * packing, persistence, publication) is `append`'s. Data that is not frozen is snapshotted as usual.
+ * Internal: plugin and user data always goes through `append`.
+ */
+export function appendBuilt<Type extends SessionEventType>(
+  session: Session,
+  type: Type,
+  data: SessionEventMap[Type],
+  options: AppendOptions = noOptions,
+): SessionEvent<Type> {
+  dataIsBuilt = true;
+  try {
+    return session.append(type, data, options);
+  } finally {
+    dataIsBuilt = false;
+  }
+}
+
 /** The dispatch modes of the `session/*` events. */
 export const sessionEventModes = { 'session/event': 'emit' } as const;
 
@@ -319,6 +345,8 @@ export class Session {
     time: number,
     adoptMode: AdoptMode = 'none',
   ): AnySessionEvent {
+    const built = dataIsBuilt;
+    dataIsBuilt = false;
     if (typeof type !== 'string' || type === '')
       throw new SessionError('INVALID_EVENT', 'event type is required');
     let frozenData: unknown;
@@ -327,7 +355,7 @@ export class Session {
     try {
       // Event parts are not remembered for sharing: events are never embedded in later snapshots.
       const adopt = options.adopt === true ? 'root' : adoptMode;
-      frozenData = snapshotAt(data, type, '.data', adopt);
+      frozenData = built && Object.isFrozen(data) ? data : snapshotAt(data, type, '.data', adopt);
       if (options.sourceEventSeqs !== undefined)
         sources = snapshotAt(options.sourceEventSeqs, type, '.sourceEventSeqs', adopt);
       if (options.surfaceOp !== undefined)

@@ -1,0 +1,50 @@
+import type { StreamChunk, ToolCallBlock } from '../llm/index.ts';
+import { LosslessJsonError, snapshotAt } from '../llm/index.ts';
+import { SessionError } from './session-error.ts';
+import type { SessionEventMap } from './session-event.ts';
+
+// Typed constructors of the data the loop appends most (per step: its boundaries, every chunk, each tool
+// call), for `appendBuilt`: each returns a frozen plain object of exactly the shape `append` would have
+// committed for the same input, so the log is unchanged and only the snapshot's walk over it is saved.
+// Numbers come from the loop and are checked by the enclosure rules (they must name the open turn and
+// step); anything a provider supplied is snapshotted here.
+
+/** The data of `step/start` and `step/end`. */
+export function stepData(turn: number, step: number): SessionEventMap['step/start'] {
+  return Object.freeze({ turn, step });
+}
+
+/**
+ * The data of an `assistant/chunk` event, the provider's chunk snapshotted (validated, copied, frozen).
+ * Throws SessionError `INVALID_JSON_DATA` naming the offending spot, as `append` does.
+ */
+export function chunkData(
+  turn: number,
+  step: number,
+  chunk: StreamChunk,
+): SessionEventMap['assistant/chunk'] {
+  let copy: StreamChunk;
+  try {
+    copy = snapshotAt(chunk, 'assistant/chunk', '.data.chunk', 'none');
+  } catch (error) {
+    if (error instanceof LosslessJsonError)
+      throw new SessionError('INVALID_JSON_DATA', error.message, { cause: error });
+    throw error;
+  }
+  return Object.freeze({ turn, step, chunk: copy });
+}
+
+/**
+ * The data of a `tool/call` event for a call block of the logged assistant message, or undefined when
+ * one of its fields is not a string (such data takes `append`'s own snapshot).
+ */
+export function toolCallData(
+  turn: number,
+  step: number,
+  call: ToolCallBlock,
+): SessionEventMap['tool/call'] | undefined {
+  const { id, name, arguments: rawArguments } = call;
+  if (typeof id !== 'string' || typeof name !== 'string' || typeof rawArguments !== 'string')
+    return undefined;
+  return Object.freeze({ turn, step, callId: id, name, arguments: rawArguments });
+}
