@@ -59,6 +59,8 @@ interface LiveEntry {
   hashedLines: number;
   /** The tally of the events a snapshot covered when the session was resumed from one. */
   prefixTally: { tally: SessionTally; events: number } | undefined;
+  /** How many leading events were read from the file (the rest were appended by this process). */
+  readEvents: number;
 }
 
 /**
@@ -161,6 +163,7 @@ export class DiskSessionStore implements SessionStore {
       hashedBytes: 0,
       hashedLines: 0,
       prefixTally: undefined,
+      readEvents: 0,
     });
     return session;
   }
@@ -206,6 +209,7 @@ export class DiskSessionStore implements SessionStore {
         hashedBytes: loaded!.completeBytes,
         hashedLines: loaded!.firstSeq + loaded!.events.length + 1,
         prefixTally: loaded!.prefixTally,
+        readEvents: loaded!.firstSeq + loaded!.events.length,
       };
     } catch (error) {
       await lock.release();
@@ -320,6 +324,8 @@ export class DiskSessionStore implements SessionStore {
       sha256: covered.sha256,
       surface: { nodes: [...session.surfaceNodes], generation: session.replaceGeneration },
       tally,
+      scans: session.scans.save(session.length),
+      surfaceEvents: readSurfaceEvents(session, live.readEvents),
     });
   }
 
@@ -473,6 +479,21 @@ export class DiskSessionStore implements SessionStore {
       ...(onDurable !== undefined ? { onDurable: (count: number) => onDurable(id, count) } : {}),
     });
   }
+}
+
+/**
+ * The surface events among the first `read` (those read from the file: a full read of it builds the same
+ * events, which those appended since, built by this process, need not match member for member).
+ */
+function readSurfaceEvents(session: Session, read: number): AnySessionEvent[] {
+  const events: AnySessionEvent[] = [];
+  try {
+    for (const seq of session.surfaceNodes) if (seq < read) events.push(session.log.at(seq)!);
+  } catch {
+    // A deferred event that cannot be decoded: the next open decodes them from the log (and reports it).
+    return [];
+  }
+  return events;
 }
 
 async function exists(path: string): Promise<boolean> {

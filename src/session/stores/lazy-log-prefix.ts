@@ -52,6 +52,8 @@ export class LazyLogPrefix implements SessionLogPrefix {
   readonly #replyCode: number;
   readonly #replySources = new Map<number, string>();
   readonly #segments = new Map<number, readonly AnySessionEvent[]>();
+  // Events known without decoding their lines (a snapshot's surface events), by seq.
+  readonly #kept = new Map<number, AnySessionEvent>();
   #cachedEvents = 0;
   readonly #positions = new Map<number, Int32Array>();
   readonly #endState: CompactLogResumeState;
@@ -123,6 +125,14 @@ export class LazyLogPrefix implements SessionLogPrefix {
     return typeof index === 'string' ? index : new LazyLogPrefix(source, index);
   }
 
+  /**
+   * Serves these events (of the prefix, as a full read builds them: the caller vouches for that) from
+   * memory instead of decoding their lines; they are deep-frozen here.
+   */
+  keep(events: readonly AnySessionEvent[]): void {
+    for (const event of events) this.#kept.set(event.seq, canonicalEvent(event));
+  }
+
   typeAt(seq: number): string {
     return this.#types[this.#codes[seq]!]!;
   }
@@ -166,6 +176,8 @@ export class LazyLogPrefix implements SessionLogPrefix {
   }
 
   at(seq: number): AnySessionEvent {
+    const kept = this.#kept.get(seq);
+    if (kept !== undefined) return kept;
     const boundary = lastAtOrBefore(this.#boundarySeqs, seq);
     const cached = this.#segments.get(boundary);
     if (cached !== undefined) return cached[seq - this.#boundarySeqs[boundary]!]!;
