@@ -11,7 +11,12 @@ import { forkStoredSession } from '../session-fork.ts';
 import type { PricingLookup, SessionForkOptions, SessionStore, SessionSummary } from '../session-store.ts';
 import { priceTally, summarizeSession, tallySession } from '../session-summary.ts';
 import type { SessionTally } from '../session-summary.ts';
-import { SessionSnapshotFiles, hashAppendedLines, sessionSnapshotVersion } from './session-snapshot.ts';
+import {
+  SessionSnapshotFiles,
+  hashAppendedLines,
+  sessionSnapshotVersion,
+  snapshotSurfaceEvents,
+} from './session-snapshot.ts';
 import { buildLoadedSession, loadFromSnapshot, loadFullLog } from './loaded-session-log.ts';
 import type { BuiltSession, LoadedSessionLog } from './loaded-session-log.ts';
 import { SessionSummaryCache } from './session-summary-cache.ts';
@@ -325,7 +330,7 @@ export class DiskSessionStore implements SessionStore {
       surface: { nodes: [...session.surfaceNodes], generation: session.replaceGeneration },
       tally,
       scans: session.scans.save(session.length),
-      surfaceEvents: readSurfaceEvents(session, live.readEvents),
+      surfaceEvents: snapshotSurfaceEvents(session, live.readEvents),
     });
   }
 
@@ -479,21 +484,6 @@ export class DiskSessionStore implements SessionStore {
       ...(onDurable !== undefined ? { onDurable: (count: number) => onDurable(id, count) } : {}),
     });
   }
-}
-
-/**
- * The surface events among the first `read` (those read from the file: a full read of it builds the same
- * events, which those appended since, built by this process, need not match member for member).
- */
-function readSurfaceEvents(session: Session, read: number): AnySessionEvent[] {
-  const events: AnySessionEvent[] = [];
-  try {
-    for (const seq of session.surfaceNodes) if (seq < read) events.push(session.log.at(seq)!);
-  } catch {
-    // A deferred event that cannot be decoded: the next open decodes them from the log (and reports it).
-    return [];
-  }
-  return events;
 }
 
 async function exists(path: string): Promise<boolean> {

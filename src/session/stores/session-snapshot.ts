@@ -3,7 +3,7 @@ import type { Hash } from 'node:crypto';
 import { mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SavedLogScan } from '../log-scan-states.ts';
-import type { SessionHeader } from '../session.ts';
+import type { Session, SessionHeader } from '../session.ts';
 import type { SessionTally } from '../session-summary.ts';
 import type { AnySessionEvent } from '../session-event.ts';
 import { surfaceEventTypes } from '../session-event.ts';
@@ -123,6 +123,35 @@ function checkedSurfaceEvents(snapshot: SessionSnapshot, prefix: LazyLogPrefix):
     if (prefix.typeAt(seq) !== event.type) return [];
   }
   return snapshot.surfaceEvents;
+}
+
+// At most this many characters of JSON of surface events go into a snapshot (the newest first): a
+// surface is bounded by the model's context window, a session without compaction perhaps not.
+const surfaceEventsBudget = 4 * 1024 * 1024;
+
+/**
+ * What a snapshot saves of the surface: the surface events among the first `read` (those read from the file: a full read of it builds the same
+ * events, which those appended since, built by this process, need not match member for member), the
+ * newest within the budget, in surface order.
+ */
+export function snapshotSurfaceEvents(session: Session, read: number): AnySessionEvent[] {
+  const events: AnySessionEvent[] = [];
+  const nodes = session.surfaceNodes;
+  let size = 0;
+  try {
+    for (let position = nodes.length - 1; position >= 0; position--) {
+      const seq = nodes[position]!;
+      if (seq >= read) continue;
+      const event = session.log.at(seq)!;
+      size += JSON.stringify(event).length;
+      if (size > surfaceEventsBudget) break;
+      events.push(event);
+    }
+  } catch {
+    // A deferred event that cannot be decoded: the next open decodes them from the log (and reports it).
+    return [];
+  }
+  return events.reverse();
 }
 
 /**
