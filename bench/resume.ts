@@ -8,8 +8,10 @@
 //     beside `node -e 0` measured in the same run.
 //     Each repetition also runs this Rein once with the session's snapshot deleted first (the full read).
 //     `--baseline=<checkout>/bin/rein.js` times an older Rein too, on the same session exported as
-//     full envelopes (format 0, the only one it reads), in the same loop.
-// Options: --sizes=50000,1000000 --reps=5 --steps=5000 --baseline=<path>
+//     full envelopes (format 0, the only one it reads), in the same loop; with `--baseline-format=1`
+//     (a baseline that reads format 1 and keeps snapshots) on a copy of the same format 1 file, its
+//     snapshot written by its own untimed first run.
+// Options: --sizes=50000,1000000 --reps=5 --steps=5000 --baseline=<path> --baseline-format=0|1
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -210,6 +212,7 @@ async function measureResume(
   sizes: readonly number[],
   reps: number,
   baseline: string | undefined,
+  baselineFormat: number,
 ): Promise<void> {
   console.log(
     `\nCold resume: \`rein run --continue "…"\` on the demo model, one fresh process each, median of ${reps} ` +
@@ -235,10 +238,14 @@ async function measureResume(
         REIN_DEMO_DELAY_MS: '0',
       };
       for (const key of Object.keys(env)) if (key.endsWith('_API_KEY')) delete env[key];
-      // The baseline reads only full envelopes (format 0): the same session, exported, in a home of its own.
+      // The baseline gets the same session in a home of its own: exported as full envelopes (format 0)
+      // for a Rein that reads only those, else a copy of the same file (its own runs write its snapshot).
       const oldEnv: NodeJS.ProcessEnv = { ...env, REIN_HOME: join(home, 'baseline') };
       if (baseline !== undefined) {
-        const text = await new DiskSessionStore({ root }).exportLog('long');
+        const text =
+          baselineFormat === 1
+            ? readFileSync(join(root, 'long.jsonl'), 'utf8')
+            : await new DiskSessionStore({ root }).exportLog('long');
         mkdirSync(join(home, 'baseline', 'sessions'), { recursive: true, mode: 0o700 });
         writeFileSync(join(home, 'baseline', 'sessions', 'long.jsonl'), text, { mode: 0o600 });
       }
@@ -266,7 +273,8 @@ async function measureResume(
       );
       console.log(`    this Rein (format 1)        ${figures(resume)}`);
       console.log(`    this Rein, no snapshot      ${figures(full)}`);
-      if (baseline !== undefined) console.log(`    baseline Rein (format 0)    ${figures(old)}`);
+      if (baseline !== undefined)
+        console.log(`    baseline Rein (format ${baselineFormat})    ${figures(old)}`);
       console.log(`    node -e 0                   ${figures(node)}`);
     } finally {
       rmSync(home, { recursive: true, force: true });
@@ -281,7 +289,8 @@ async function main(): Promise<void> {
   console.log(`Node ${process.version}; ${new Date().toISOString()}`);
   if (steps > 0) await measureLogSize(steps);
   const baseline = process.argv.find((arg) => arg.startsWith('--baseline='))?.slice('--baseline='.length);
-  if (sizes.length > 0 && sizes[0]! > 0) await measureResume(sizes, reps, baseline);
+  const baselineFormat = Number(option('baseline-format', '0'));
+  if (sizes.length > 0 && sizes[0]! > 0) await measureResume(sizes, reps, baseline, baselineFormat);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

@@ -14,6 +14,10 @@ type SplicedData = {
 };
 
 const spliceTypes: ReadonlySet<string> = new Set(['agent/inbox/spliced']);
+// The name of the inbox's scan in a session's saved scan states (its state: both queues).
+const inboxScan = 'inbox/1';
+const inboxTargets: readonly InboxTarget[] = ['next-turn', 'next-step'];
+
 /** Thrown for an invalid inbox mutation (bad bounds, a duplicate message id); nothing changes. */
 export class InboxError extends HarnessError {
   constructor(message: string) {
@@ -35,10 +39,21 @@ export class Inbox {
   constructor(options: { session: Session; hooks: HookBus }) {
     this.#session = options.session;
     this.#hooks = options.hooks;
-    const from = options.session.header.seedLength ?? 0;
-    const log = options.session.log;
+    const session = options.session;
+    const seedLength = session.header.seedLength ?? 0;
+    // A snapshot's saved queues stand for the splices before its end: the replay starts there.
+    const saved = session.scans.restored(inboxScan);
+    const restored =
+      saved !== undefined && saved.events >= seedLength ? restoredQueues(saved.state) : undefined;
+    if (restored !== undefined) for (const target of inboxTargets) this.#queues[target] = restored[target];
+    const from = restored !== undefined ? saved!.events : seedLength;
+    const log = session.log;
     for (let seq = log.nextOfType(spliceTypes, from); seq >= 0; seq = log.nextOfType(spliceTypes, seq + 1))
       this.#replay(log.at(seq)!);
+    session.scans.register(inboxScan, () => ({
+      'next-turn': this.#queues['next-turn'],
+      'next-step': this.#queues['next-step'],
+    }));
   }
 
   /** Sets the agent named in notifications. */
@@ -196,6 +211,30 @@ export class Inbox {
     }
     queue.splice(data.start, removedCount, ...data.inserted);
   }
+}
+
+/** Saved queues as the inbox holds them (frozen copies), or undefined when the state does not fit. */
+function restoredQueues(state: unknown): Record<InboxTarget, UserMessage[]> | undefined {
+  if (typeof state !== 'object' || state === null) return undefined;
+  const queues: Record<InboxTarget, UserMessage[]> = { 'next-turn': [], 'next-step': [] };
+  const ids = new Set<string>();
+  for (const target of inboxTargets) {
+    const queue = (state as Partial<Record<InboxTarget, unknown>>)[target];
+    if (!Array.isArray(queue)) return undefined;
+    for (const message of queue as unknown[]) {
+      const shape = message as Partial<UserMessage> | null;
+      if (typeof shape !== 'object' || shape === null || shape.role !== 'user') return undefined;
+      if (typeof shape.id !== 'string' || ids.has(shape.id)) return undefined;
+      ids.add(shape.id);
+      try {
+        queues[target].push(snapshotJson(message as UserMessage));
+      } catch {
+        // Not lossless JSON: not a state the inbox saved, so the splices are replayed instead.
+        return undefined;
+      }
+    }
+  }
+  return queues;
 }
 
 function snapshotMessage(message: UserMessage): UserMessage {

@@ -57,6 +57,18 @@ export function agentsMdMessage(relativeFile: string, text: string): UserMessage
   );
 }
 
+// The name of the injections' scan in a session's saved scan states.
+const agentsMdScan = 'agents-md/1';
+
+/** The injections a snapshot saved, as of its end; undefined when there are none or they do not fit. */
+function restoredInjections(session: Session): { scanned: number; injected: Set<string> } | undefined {
+  const saved = session.scans.restored(agentsMdScan);
+  const injected = (saved?.state as { injected?: unknown } | undefined)?.injected;
+  if (saved === undefined || !Array.isArray(injected)) return undefined;
+  if (!injected.every((path) => typeof path === 'string')) return undefined;
+  return { scanned: saved.events, injected: new Set(injected as string[]) };
+}
+
 /**
  * AGENTS.md as context: the workspace root's file is a system-prompt section; the first time a tool
  * call succeeds on a path below a directory with its own AGENTS.md, that file's content rides the next
@@ -80,8 +92,9 @@ export function agentsMdPlugin(options: AgentsMdOptions): {
   const injectedIn = (session: Session): Set<string> => {
     let state = seen.get(session.id);
     if (state === undefined) {
-      state = { scanned: 0, injected: new Set() };
+      state = restoredInjections(session) ?? { scanned: 0, injected: new Set() };
       seen.set(session.id, state);
+      session.scans.register(agentsMdScan, () => ({ injected: [...injectedIn(session)] }));
     }
     const log = session.log;
     const length = log.length;

@@ -1,6 +1,7 @@
 export * from './built-event-data.ts';
 export * from './crash-repair.ts';
 export * from './enclosure.ts';
+export * from './log-scan-states.ts';
 export * from './session.ts';
 export * from './session-error.ts';
 export * from './session-event.ts';

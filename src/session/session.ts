@@ -15,6 +15,8 @@ import { SessionError } from './session-error.ts';
 import { SessionLog } from './session-log.ts';
 import type { ReadonlySessionLog, SessionLogPrefix } from './session-log.ts';
 import { Surface } from './surface.ts';
+import { LogScanStates } from './log-scan-states.ts';
+import type { SavedLogScan } from './log-scan-states.ts';
 
 /** Facts about a session kept outside its log. */
 export interface SessionHeader {
@@ -51,6 +53,8 @@ export interface SessionResumePoint {
   prefix: SessionLogPrefix;
   surface: { nodes: readonly number[]; generation: number };
   lastTurn: number;
+  /** What the log's scans had derived after the prefix, by scan name (see `Session.scans`). */
+  scans?: Readonly<Record<string, SavedLogScan>>;
 }
 
 /** Options of one append. */
@@ -124,6 +128,8 @@ export class Session {
   #persistence: SessionPersistence | undefined;
   #firstLiveSeq = 0;
   #deferredEvents = 0;
+  /** The log scans' states: restored from the resume point, saved with the store's next snapshot. */
+  readonly scans: LogScanStates;
   #publishing = false;
   #closed = false;
 
@@ -148,6 +154,7 @@ export class Session {
       this.#enclosure.lastTurn = resume.lastTurn;
       this.#deferredEvents = resume.prefix.length;
     }
+    this.scans = new LogScanStates(resume?.scans, resume?.prefix.length ?? 0);
     const seed = options.seed;
     if (seed !== undefined) {
       const adopt: AdoptMode = options.seedOwned === true ? 'deep' : 'none';

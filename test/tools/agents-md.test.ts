@@ -1,5 +1,7 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { agentsMdPlugin, builtinTools, createHarness } from '../../src/index.ts';
+import { DiskSessionStore, agentsMdPlugin, builtinTools, createHarness } from '../../src/index.ts';
 import { ScriptedProvider, eventTypes, eventsOf } from '../../src/testing/index.ts';
 import type { Sandbox } from './support.ts';
 import { sandbox, writeFiles } from './support.ts';
@@ -99,6 +101,69 @@ describe('AGENTS.md', () => {
       .filter((origin) => origin !== undefined);
     expect(origins).toEqual(['agents-md:pkg/AGENTS.md']);
     await first.harness.dispose();
+  });
+});
+
+describe('AGENTS.md injections in a disk session snapshot', () => {
+  const snapshotFile = (): string => join(box.reinHome, 'sessions', '.snapshots', 'docs.json');
+
+  /** Resumes the disk session `docs`, has the model read pkg/other.ts again, and returns the injections. */
+  async function resumeAndReadAgain(): Promise<{ deferred: number; origins: string[] }> {
+    const model = new ScriptedProvider({
+      responses: [{ toolCalls: [read('r2', 'pkg/other.ts')] }, { text: 'ok' }],
+    });
+    const harness = createHarness({
+      providers: [model],
+      store: new DiskSessionStore({ root: join(box.reinHome, 'sessions') }),
+      tools: builtinTools({ workspace: box.workspace, reinHome: box.reinHome }),
+      plugins: [agentsMdPlugin({ workspace: box.workspace })],
+    });
+    const agent = await harness.resumeAgent('docs', { provider: 'scripted', model: 'test-model' });
+    const deferred = agent.session.deferredEvents;
+    agent.followup('again');
+    await agent.whenIdle();
+    const origins = model.requests
+      .at(-1)!
+      .messages.map((message) => (message.source as { origin?: string }).origin)
+      .filter((origin) => origin !== undefined);
+    await harness.dispose();
+    return { deferred, origins };
+  }
+
+  it('saves the injected files, and a resume from the snapshot does not repeat them (nor with a state that does not fit)', async () => {
+    const model = new ScriptedProvider({
+      responses: [{ toolCalls: [read('r1', 'pkg/other.ts')] }, { text: 'ok' }],
+    });
+    const harness = createHarness({
+      providers: [model],
+      store: new DiskSessionStore({ root: join(box.reinHome, 'sessions') }),
+      tools: builtinTools({ workspace: box.workspace, reinHome: box.reinHome }),
+      plugins: [agentsMdPlugin({ workspace: box.workspace })],
+    });
+    const agent = await harness.createAgent({ id: 'docs', provider: 'scripted', model: 'test-model' });
+    agent.followup('read');
+    await agent.whenIdle();
+    await harness.dispose();
+    const saved = JSON.parse(readFileSync(snapshotFile(), 'utf8')) as {
+      events: number;
+      scans: Record<string, { events: number; state: unknown }>;
+    };
+    expect(saved.scans['agents-md/1']).toEqual({
+      events: saved.events,
+      state: { injected: ['pkg/AGENTS.md'] },
+    });
+    const resumed = await resumeAndReadAgain();
+    expect(resumed.deferred).toBeGreaterThan(0);
+    expect(resumed.origins).toEqual(['agents-md:pkg/AGENTS.md']);
+    // A state of another shape is ignored: the injections are read from the log again.
+    const spoiled = JSON.parse(readFileSync(snapshotFile(), 'utf8')) as {
+      scans: Record<string, { events: number; state: unknown }>;
+    };
+    spoiled.scans['agents-md/1']!.state = { injected: 'pkg/AGENTS.md' };
+    writeFileSync(snapshotFile(), JSON.stringify(spoiled));
+    const again = await resumeAndReadAgain();
+    expect(again.deferred).toBeGreaterThan(0);
+    expect(again.origins).toEqual(['agents-md:pkg/AGENTS.md']);
   });
 });
 

@@ -1,4 +1,5 @@
 import type { LlmCallConfig } from '../../llm/index.ts';
+import { snapshotJson } from '../../llm/index.ts';
 import type { EpochHeader, Session } from '../../session/index.ts';
 
 /** A provider/model pair. */
@@ -30,12 +31,22 @@ const indexedTypes: ReadonlySet<string> = new Set([
   'session/end-seed',
 ]);
 const indexes = new WeakMap<Session, LogIndex>();
+// The name of this index in a session's saved scan states.
+const lookupsScan = 'compaction-lookups/1';
+
+/** What the index saves for a snapshot: headers without their JSON, context windows as pairs. */
+interface SavedLookups {
+  headers: { seq: number; header: EpochHeader }[];
+  contextWindows: [string, number | null][];
+  lock: string | null;
+}
 
 function indexOf(session: Session): LogIndex {
   let index = indexes.get(session);
   if (index === undefined) {
-    index = { scanned: 0, headers: [], contextWindows: new Map(), lock: undefined };
+    index = restoredIndex(session) ?? { scanned: 0, headers: [], contextWindows: new Map(), lock: undefined };
     indexes.set(session, index);
+    session.scans.register(lookupsScan, () => savedIndex(indexOf(session)));
   }
   const log = session.log;
   const length = log.length;
@@ -71,6 +82,52 @@ function indexOf(session: Session): LogIndex {
   }
   index.scanned = length;
   return index;
+}
+
+/** The index a snapshot saved, as of its end; undefined when there is none or it does not fit. */
+function restoredIndex(session: Session): LogIndex | undefined {
+  const saved = session.scans.restored(lookupsScan);
+  const state = saved?.state as Partial<SavedLookups> | undefined;
+  if (saved === undefined || typeof state !== 'object' || state === null) return undefined;
+  const { headers, contextWindows, lock } = state;
+  if (!Array.isArray(headers) || !Array.isArray(contextWindows)) return undefined;
+  if (lock !== null && typeof lock !== 'string') return undefined;
+  const index: LogIndex = {
+    scanned: saved.events,
+    headers: [],
+    contextWindows: new Map(),
+    lock: lock ?? undefined,
+  };
+  let last = -1;
+  for (const entry of headers as unknown[]) {
+    const { seq, header } = (entry ?? {}) as { seq?: unknown; header?: unknown };
+    if (typeof seq !== 'number' || seq <= last || seq >= saved.events) return undefined;
+    if (typeof header !== 'object' || header === null) return undefined;
+    last = seq;
+    let frozen: EpochHeader;
+    try {
+      frozen = snapshotJson(header as EpochHeader, '$', false);
+    } catch {
+      // Not lossless JSON: not a header this index saved, so the log is scanned instead.
+      return undefined;
+    }
+    index.headers.push({ seq, header: frozen, json: JSON.stringify(frozen) });
+  }
+  for (const pair of contextWindows as unknown[]) {
+    if (!Array.isArray(pair) || typeof pair[0] !== 'string') return undefined;
+    const window: unknown = pair[1];
+    if (window !== null && typeof window !== 'number') return undefined;
+    index.contextWindows.set(pair[0], window ?? undefined);
+  }
+  return index;
+}
+
+function savedIndex(index: LogIndex): SavedLookups {
+  return {
+    headers: index.headers.map(({ seq, header }) => ({ seq, header })),
+    contextWindows: [...index.contextWindows].map(([key, window]) => [key, window ?? null]),
+    lock: index.lock ?? null,
+  };
 }
 
 function routeKey(route: ModelRoute): string {

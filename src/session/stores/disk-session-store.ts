@@ -11,7 +11,12 @@ import { forkStoredSession } from '../session-fork.ts';
 import type { PricingLookup, SessionForkOptions, SessionStore, SessionSummary } from '../session-store.ts';
 import { priceTally, summarizeSession, tallySession } from '../session-summary.ts';
 import type { SessionTally } from '../session-summary.ts';
-import { SessionSnapshotFiles, hashAppendedLines, sessionSnapshotVersion } from './session-snapshot.ts';
+import {
+  SessionSnapshotFiles,
+  hashAppendedLines,
+  sessionSnapshotVersion,
+  snapshotSurfaceEvents,
+} from './session-snapshot.ts';
 import { buildLoadedSession, loadFromSnapshot, loadFullLog } from './loaded-session-log.ts';
 import type { BuiltSession, LoadedSessionLog } from './loaded-session-log.ts';
 import { SessionSummaryCache } from './session-summary-cache.ts';
@@ -59,6 +64,8 @@ interface LiveEntry {
   hashedLines: number;
   /** The tally of the events a snapshot covered when the session was resumed from one. */
   prefixTally: { tally: SessionTally; events: number } | undefined;
+  /** How many leading events were read from the file (the rest were appended by this process). */
+  readEvents: number;
 }
 
 /**
@@ -161,6 +168,7 @@ export class DiskSessionStore implements SessionStore {
       hashedBytes: 0,
       hashedLines: 0,
       prefixTally: undefined,
+      readEvents: 0,
     });
     return session;
   }
@@ -206,6 +214,7 @@ export class DiskSessionStore implements SessionStore {
         hashedBytes: loaded!.completeBytes,
         hashedLines: loaded!.firstSeq + loaded!.events.length + 1,
         prefixTally: loaded!.prefixTally,
+        readEvents: loaded!.firstSeq + loaded!.events.length,
       };
     } catch (error) {
       await lock.release();
@@ -320,6 +329,8 @@ export class DiskSessionStore implements SessionStore {
       sha256: covered.sha256,
       surface: { nodes: [...session.surfaceNodes], generation: session.replaceGeneration },
       tally,
+      scans: session.scans.save(session.length),
+      surfaceEvents: snapshotSurfaceEvents(session, live.readEvents),
     });
   }
 

@@ -52,6 +52,8 @@ export class LazyLogPrefix implements SessionLogPrefix {
   readonly #replyCode: number;
   readonly #replySources = new Map<number, string>();
   readonly #segments = new Map<number, readonly AnySessionEvent[]>();
+  // Events known without decoding their lines (a snapshot's surface events), by seq.
+  readonly #kept = new Map<number, AnySessionEvent>();
   #cachedEvents = 0;
   readonly #positions = new Map<number, Int32Array>();
   readonly #endState: CompactLogResumeState;
@@ -123,6 +125,14 @@ export class LazyLogPrefix implements SessionLogPrefix {
     return typeof index === 'string' ? index : new LazyLogPrefix(source, index);
   }
 
+  /**
+   * Serves these events (of the prefix, as a full read builds them: the caller vouches for that) from
+   * memory instead of decoding their lines; they are deep-frozen here.
+   */
+  keep(events: readonly AnySessionEvent[]): void {
+    for (const event of events) this.#kept.set(event.seq, canonicalEvent(event));
+  }
+
   typeAt(seq: number): string {
     return this.#types[this.#codes[seq]!]!;
   }
@@ -166,6 +176,8 @@ export class LazyLogPrefix implements SessionLogPrefix {
   }
 
   at(seq: number): AnySessionEvent {
+    const kept = this.#kept.get(seq);
+    if (kept !== undefined) return kept;
     const boundary = lastAtOrBefore(this.#boundarySeqs, seq);
     const cached = this.#segments.get(boundary);
     if (cached !== undefined) return cached[seq - this.#boundarySeqs[boundary]!]!;
@@ -276,6 +288,16 @@ function indexLines(source: LogPrefixSource, lines: number): PrefixIndex | strin
     }
     return code;
   };
+  // The generic form's type names met so far, as bytes: a line's name is matched against them without
+  // making a string of it (most lines of a kind repeat a handful of names).
+  const named: { name: Buffer; code: number }[] = [];
+  const codeOfName = (from: number, to: number): number => {
+    for (const { name, code } of named) if (sameBytes(bytes, from, to, name)) return code;
+    const name = bytes.subarray(from, to);
+    const code = intern(name.toString('utf8'));
+    named.push({ name, code });
+    return code;
+  };
   for (const type of compactKindTypes) kindCodes.push(intern(type));
   const turnStart = intern('turn/start');
   const turnEnd = intern('turn/end');
@@ -321,15 +343,15 @@ function indexLines(source: LogPrefixSource, lines: number): PrefixIndex | strin
       dt = readNumber(bytes, position + 1);
     } else if (bytes[start] === openBracket && bytes[start + 1] === quote) {
       // `["type",dt,…`: the type is the string (one without escapes, else the line is parsed).
-      const close = bytes.indexOf(quote, start + 2);
-      if (close < 0 || close > lineEnd || hasByte(bytes, backslash, start + 2, close)) {
+      const close = positionOf(bytes, quote, start + 2, lineEnd);
+      if (close < 0 || hasByte(bytes, backslash, start + 2, close)) {
         value = parse(bytes, start, lineEnd);
         if (!Array.isArray(value) || typeof value[0] !== 'string' || typeof value[1] !== 'number')
           return `line ${seq + 2}: not a record`;
         code = intern(value[0]);
         dt = value[1];
       } else {
-        code = intern(bytes.toString('utf8', start + 2, close));
+        code = codeOfName(start + 2, close);
         dt = bytes[close + 1] === comma ? readNumber(bytes, close + 2) : Number.NaN;
       }
     } else {
@@ -464,9 +486,24 @@ function parse(bytes: Buffer, start: number, end: number): unknown {
   }
 }
 
-/** The position just after the next comma from `position`. */
+/** The position just after the next comma from `position` (0 when there is none). */
 function afterComma(bytes: Buffer, position: number): number {
-  return bytes.indexOf(comma, position) + 1;
+  // A plain loop: the comma is a few bytes away, nearer than a call into Buffer.indexOf pays off.
+  for (let at = position; at < bytes.length; at++) if (bytes[at] === comma) return at + 1;
+  return 0;
+}
+
+/** The position of the first `byte` in `bytes` from `start` up to `end`, or -1. */
+function positionOf(bytes: Buffer, byte: number, start: number, end: number): number {
+  for (let at = start; at < end; at++) if (bytes[at] === byte) return at;
+  return -1;
+}
+
+/** True when `bytes` from `start` up to `end` are exactly `name`. */
+function sameBytes(bytes: Buffer, start: number, end: number, name: Buffer): boolean {
+  if (end - start !== name.length) return false;
+  for (let at = 0; at < name.length; at++) if (bytes[start + at] !== name[at]) return false;
+  return true;
 }
 
 /** The JSON number starting at `position` (up to a comma or bracket); NaN when there is none. */

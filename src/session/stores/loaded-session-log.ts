@@ -82,7 +82,12 @@ export async function loadFromSnapshot(
     format: log.format,
     events: resumed.tail,
     firstSeq: resumed.prefix.length,
-    resumeFrom: { prefix: resumed.prefix, surface: resumed.surface, lastTurn: resumed.lastTurn },
+    resumeFrom: {
+      prefix: resumed.prefix,
+      surface: resumed.surface,
+      lastTurn: resumed.lastTurn,
+      scans: resumed.scans,
+    },
     prefixTally: { tally: resumed.tally, events: resumed.prefix.length },
     completeBytes: log.completeBytes,
     tornBytes: bytes.length - log.completeBytes,

@@ -2,16 +2,17 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Hash } from 'node:crypto';
 import { mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { SessionHeader } from '../session.ts';
+import type { SavedLogScan } from '../log-scan-states.ts';
+import type { Session, SessionHeader } from '../session.ts';
 import type { SessionTally } from '../session-summary.ts';
 import type { AnySessionEvent } from '../session-event.ts';
 import { surfaceEventTypes } from '../session-event.ts';
 import { CompactLogCodec } from './compact-log-codec.ts';
 import { LazyLogPrefix } from './lazy-log-prefix.ts';
-import { parseEventLines } from './session-log-format.ts';
+import { checkEvent, parseEventLines } from './session-log-format.ts';
 
 /** The version of the snapshot file format; a snapshot of any other version is ignored. */
-export const sessionSnapshotVersion = 1;
+export const sessionSnapshotVersion = 2;
 
 /**
  * What a format 1 log's derived state is after its first `events` events (where no turn is open), and
@@ -30,6 +31,13 @@ export interface SessionSnapshot {
   surface: { nodes: number[]; generation: number };
   /** The listing tally of the covered events. */
   tally: SessionTally;
+  /** What the log's scans derived from (a prefix of) the covered events, by scan name. */
+  scans: Record<string, SavedLogScan>;
+  /**
+   * Covered events on the surface, as a full read builds them (a message rebuilt from its step's
+   * chunks is the costly read of a resume): read from here instead of decoding their stretch.
+   */
+  surfaceEvents: AnySessionEvent[];
 }
 
 /** A log resumed from its snapshot: its prefix read on demand, the state after it, the parsed tail. */
@@ -37,6 +45,7 @@ export interface ResumedLog {
   prefix: LazyLogPrefix;
   surface: { nodes: readonly number[]; generation: number };
   lastTurn: number;
+  scans: Record<string, SavedLogScan>;
   /** The tally of the prefix's events. */
   tally: SessionTally;
   /** The events after the prefix, parsed and checked as a full read checks them. */
@@ -79,6 +88,7 @@ export function resumeFromSnapshot(
   if (end.openTurn !== undefined) return undefined;
   for (const node of snapshot.surface.nodes)
     if (node >= prefix.length || !surfaceEventTypes.has(prefix.typeAt(node))) return undefined;
+  prefix.keep(checkedSurfaceEvents(snapshot, prefix));
   const codec = new CompactLogCodec(log.header.createdAt, end);
   const { events: tail } = parseEventLines(bytes, {
     start: snapshot.bytes,
@@ -93,11 +103,55 @@ export function resumeFromSnapshot(
     prefix,
     surface: snapshot.surface,
     lastTurn: end.lastTurn,
+    scans: snapshot.scans,
     tally: snapshot.tally,
     tail,
     codec,
     hash,
   };
+}
+
+/**
+ * The snapshot's surface events when every one of them is a covered event on its surface, of the type
+ * its line has, shaped as an event; none otherwise (they are then decoded from the log as they are read).
+ */
+function checkedSurfaceEvents(snapshot: SessionSnapshot, prefix: LazyLogPrefix): AnySessionEvent[] {
+  const nodes = new Set(snapshot.surface.nodes);
+  for (const event of snapshot.surfaceEvents) {
+    const seq = (event as { seq?: unknown }).seq;
+    if (typeof seq !== 'number' || !nodes.has(seq) || checkEvent(event, seq) !== undefined) return [];
+    if (prefix.typeAt(seq) !== event.type) return [];
+  }
+  return snapshot.surfaceEvents;
+}
+
+// At most this many characters of JSON of surface events go into a snapshot (the newest first): a
+// surface is bounded by the model's context window, a session without compaction perhaps not.
+const surfaceEventsBudget = 4 * 1024 * 1024;
+
+/**
+ * What a snapshot saves of the surface: the surface events among the first `read` (those read from the file: a full read of it builds the same
+ * events, which those appended since, built by this process, need not match member for member), the
+ * newest within the budget, in surface order.
+ */
+export function snapshotSurfaceEvents(session: Session, read: number): AnySessionEvent[] {
+  const events: AnySessionEvent[] = [];
+  const nodes = session.surfaceNodes;
+  let size = 0;
+  try {
+    for (let position = nodes.length - 1; position >= 0; position--) {
+      const seq = nodes[position]!;
+      if (seq >= read) continue;
+      const event = session.log.at(seq)!;
+      size += JSON.stringify(event).length;
+      if (size > surfaceEventsBudget) break;
+      events.push(event);
+    }
+  } catch {
+    // A deferred event that cannot be decoded: the next open decodes them from the log (and reports it).
+    return [];
+  }
+  return events.reverse();
 }
 
 /**
@@ -216,7 +270,11 @@ function isSnapshot(value: unknown, id: string): value is SessionSnapshot {
     typeof snapshot.tally === 'object' &&
     snapshot.tally !== null &&
     snapshot.tally.summary?.id === id &&
-    Array.isArray(snapshot.tally.routes)
+    Array.isArray(snapshot.tally.routes) &&
+    typeof snapshot.scans === 'object' &&
+    snapshot.scans !== null &&
+    !Array.isArray(snapshot.scans) &&
+    Array.isArray(snapshot.surfaceEvents)
   );
 }
 
