@@ -54,7 +54,7 @@ export class CompactLogState {
   readonly runBlockValues: unknown[] = [];
   #replySourceValue: unknown;
   #replySourceJson: string | undefined = '';
-  callBlocks: CallBlock[] = [];
+  callBlocks: readonly CallBlock[] = noCalls;
   readonly stepCalls = new Map<number, string>();
 
   constructor(createdAt: number, resume?: CompactLogResumeState) {
@@ -157,7 +157,7 @@ export class CompactLogState {
         return;
       case 'step/start':
         this.openStep = this.openTurn !== undefined && isCount(data?.step) ? data.step : undefined;
-        this.callBlocks = [];
+        this.callBlocks = noCalls;
         this.stepCalls.clear();
         return;
       case 'step/end':
@@ -183,8 +183,9 @@ export class CompactLogState {
     }
     const chunk = data?.chunk as Shape | undefined;
     if (!isShape(chunk)) return;
-    if ('index' in chunk) this.runIndex = chunk.index;
+    // Events are JSON data (no member is undefined), so a member read as undefined is absent.
     const index = chunk.index;
+    if (index !== undefined) this.runIndex = index;
     if (!isCount(index)) return;
     switch (chunk.type) {
       case 'text-delta':
@@ -207,8 +208,8 @@ export class CompactLogState {
           this.builds.delete(index);
           return;
         }
-        if ('id' in chunk) build.id = chunk.id;
-        if ('name' in chunk) build.name = chunk.name;
+        if (chunk.id !== undefined) build.id = chunk.id;
+        if (chunk.name !== undefined) build.name = chunk.name;
         if (typeof chunk.argumentsDelta === 'string') build.text += chunk.argumentsDelta;
         return;
       }
@@ -248,6 +249,7 @@ export function hasKeys(value: unknown, keys: readonly string[]): boolean {
 }
 
 const toolCallBlockKeys = ['type', 'id', 'name', 'arguments'];
+const noCalls: readonly CallBlock[] = Object.freeze([]);
 const textBlockKeys = ['type', 'text'];
 
 /**
@@ -271,14 +273,14 @@ export function sameJson(left: unknown, right: unknown): boolean {
     return true;
   }
   if (Array.isArray(right)) return false;
-  const leftKeys = Object.keys(left);
+  // One key array, not two: the left side's keys are walked in place.
   const rightKeys = Object.keys(right);
-  if (leftKeys.length !== rightKeys.length) return false;
-  for (let position = 0; position < leftKeys.length; position++) {
-    const key = leftKeys[position]!;
+  let position = 0;
+  for (const key in left) {
     if (rightKeys[position] !== key || !sameJson((left as Shape)[key], (right as Shape)[key])) return false;
+    position++;
   }
-  return true;
+  return position === rightKeys.length;
 }
 
 // A character JSON.stringify escapes: a quote, a backslash, a control character, or a surrogate (which
