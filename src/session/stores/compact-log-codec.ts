@@ -267,7 +267,7 @@ export class CompactLogCodec implements SessionLineEncoder {
     const sources = event.sourceEventSeqs!;
     if (!Array.isArray(sources) || sources.length !== 1) return undefined;
     const callSeq = sources[0]!;
-    const callId = this.#state.stepCalls.get(callSeq);
+    const callId = this.#state.stepCallId(callSeq);
     const dataMembers = keysWithOptional(data, toolResultKeys, 'error');
     const withError = dataMembers > 0;
     if (callId === undefined || dataMembers < 0) return undefined;
@@ -434,7 +434,7 @@ export class CompactLogCodec implements SessionLineEncoder {
     }
     const [back, id, content, isError, error] = data as unknown[];
     const callSeq = seq - (back as number);
-    const callId = isCount(back) ? this.#state.stepCalls.get(callSeq) : undefined;
+    const callId = isCount(back) ? this.#state.stepCallId(callSeq) : undefined;
     if (
       callId === undefined ||
       typeof id !== 'string' ||

@@ -55,7 +55,9 @@ export class CompactLogState {
   #replySourceValue: unknown;
   #replySourceJson: string | undefined = '';
   callBlocks: readonly CallBlock[] = noCalls;
-  readonly stepCalls = new Map<number, string>();
+  // The step's `tool/call` seqs (ascending) and call ids, as parallel arrays: emptied per step in place.
+  readonly #callSeqs: number[] = [];
+  readonly #callIds: string[] = [];
 
   constructor(createdAt: number, resume?: CompactLogResumeState) {
     this.time = createdAt;
@@ -69,6 +71,15 @@ export class CompactLogState {
     this.#replySourceJson = resume.replySource;
     this.#replySourceValue =
       resume.replySource === '' ? undefined : (JSON.parse(resume.replySource) as unknown);
+  }
+
+  /** The call id of the step's `tool/call` at `seq`, or undefined when there is none. */
+  stepCallId(seq: number): string | undefined {
+    const seqs = this.#callSeqs;
+    // Results follow their calls: the search starts from the latest call.
+    for (let position = seqs.length - 1; position >= 0; position--)
+      if (seqs[position] === seq) return this.#callIds[position];
+    return undefined;
   }
 
   /** The JSON of each block-end block of the current chunk run, in order. */
@@ -138,7 +149,8 @@ export class CompactLogState {
     if (type !== 'assistant/chunk' && this.runStart >= 0) {
       this.runStart = -1;
       this.runIndex = undefined;
-      this.builds.clear();
+      // Clearing a Map allocates a fresh table: a run whose blocks all ended left it empty already.
+      if (this.builds.size > 0) this.builds.clear();
     }
     switch (type) {
       case 'assistant/chunk':
@@ -158,7 +170,8 @@ export class CompactLogState {
       case 'step/start':
         this.openStep = this.openTurn !== undefined && isCount(data?.step) ? data.step : undefined;
         this.callBlocks = noCalls;
-        this.stepCalls.clear();
+        this.#callSeqs.length = 0;
+        this.#callIds.length = 0;
         return;
       case 'step/end':
         this.openStep = undefined;
@@ -167,7 +180,10 @@ export class CompactLogState {
         this.#observeReply(data);
         return;
       case 'tool/call':
-        if (typeof data?.callId === 'string') this.stepCalls.set(event.seq, data.callId);
+        if (typeof data?.callId === 'string') {
+          this.#callSeqs.push(event.seq);
+          this.#callIds.push(data.callId);
+        }
         return;
       default:
         return;
@@ -178,7 +194,7 @@ export class CompactLogState {
     if (this.runStart < 0) {
       this.runStart = seq;
       this.runIndex = undefined;
-      this.builds.clear();
+      if (this.builds.size > 0) this.builds.clear();
       this.runBlockValues.length = 0;
     }
     const chunk = data?.chunk as Shape | undefined;
