@@ -60,9 +60,9 @@ export class ToolScheduler {
   }
 
   /** Runs every call of the message; every logged call gets exactly one result. */
-  run(input: ScheduleInput): Promise<boolean> {
-    // Not async: the run's own promise is handed back as it is, without a second one wrapping it.
-    return new ScheduleRun(input, this.#pipeline, this.#registry).execute();
+  async run(input: ScheduleInput): Promise<boolean> {
+    const run = new ScheduleRun(input, this.#pipeline, this.#registry);
+    return run.execute();
   }
 }
 
@@ -71,8 +71,7 @@ class ScheduleRun {
   readonly #pipeline: ToolPipeline;
   readonly #registry: ToolRegistry;
   readonly #started: StartedCall[] = [];
-  // Made for the pool only: a single call is described once, in line.
-  #described: Map<ToolCallBlock, ReturnType<ToolPipeline['describe']>> | undefined;
+  readonly #described = new Map<ToolCallBlock, ReturnType<ToolPipeline['describe']>>();
   #committed = 0;
   #pumping: Promise<void> | undefined;
   #inFlight = 0;
@@ -86,18 +85,12 @@ class ScheduleRun {
     this.#registry = registry;
   }
 
-  execute(): Promise<boolean> {
+  async execute(): Promise<boolean> {
     const { calls, signal } = this.#input;
     // One call (the common reply) needs no pool, no ready promises and no pump: it is started, run and
     // committed in line. Its log is the pool's for one call; only the classification is skipped, which
     // orders calls among each other and so decides nothing for a single one.
     if (calls.length === 1 && !signal.aborted) return this.#runOne(calls[0]!);
-    return this.#runPool();
-  }
-
-  /** `execute` for any other number of calls (or an aborted signal): the rolling pool. */
-  async #runPool(): Promise<boolean> {
-    const { calls, signal } = this.#input;
     let index = 0;
     try {
       while (index < calls.length && !signal.aborted && this.#failure === undefined) {
@@ -138,12 +131,9 @@ class ScheduleRun {
 
   /** `execute` for exactly one call, with the same log and the same failure handling as the pool. */
   async #runOne(call: ToolCallBlock): Promise<boolean> {
-    const { session, signal, turn, step, selection } = this.#input;
+    const { session, signal } = this.#input;
     const callEvent = this.#appendCall(call);
-    const { call: info, problem } = this.#pipeline.describe(
-      { callId: call.id, name: call.name, rawArguments: call.arguments, sessionId: session.id, turn, step },
-      selection,
-    );
+    const { call: info, problem } = this.#describe(call);
     const execution: ToolExecution = { call: info, session, signal, deferred: [], concludes: false };
     let outcome: CallOutcome;
     if (problem !== undefined) outcome = { result: problem, final: true, failure: undefined };
@@ -199,15 +189,14 @@ class ScheduleRun {
 
   // Arguments are parsed and validated once per call; classification and the pipeline share the result.
   #describe(call: ToolCallBlock): ReturnType<ToolPipeline['describe']> {
-    const cache = (this.#described ??= new Map());
-    let described = cache.get(call);
+    let described = this.#described.get(call);
     if (described === undefined) {
       const { session, turn, step, selection } = this.#input;
       described = this.#pipeline.describe(
         { callId: call.id, name: call.name, rawArguments: call.arguments, sessionId: session.id, turn, step },
         selection,
       );
-      cache.set(call, described);
+      this.#described.set(call, described);
     }
     return described;
   }
