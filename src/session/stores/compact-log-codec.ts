@@ -82,13 +82,11 @@ export interface SessionLineEncoder {
   encode(event: AnySessionEvent, committed?: boolean): string;
 }
 
-/**
- * What `encode(event, true)` relies on: an event a `Session` committed (every event of a session's log,
- * as appended or as read back) has exactly the members type, seq, time and data, then those of
- * ignorable (only `true`), surfaceOp and sourceEventSeqs that it carries, in that order. Parsed lines
- * of a file need not: they are encoded with the envelope checked.
- */
-export const committedEnvelope = ['type', 'seq', 'time', 'data', 'ignorable', 'surfaceOp', 'sourceEventSeqs'];
+// What \`encode(event, true)\` relies on: an event \`Session.append\` built (what the file writer receives)
+// has exactly the members type, seq, time and data, then those of ignorable (only \`true\`), surfaceOp
+// and sourceEventSeqs that it carries, in that order. Events parsed from a file need not: they are
+// encoded with the envelope checked.
+const committedEnvelope = ['type', 'seq', 'time', 'data', 'ignorable', 'surfaceOp', 'sourceEventSeqs'];
 
 /** Format 0's encoder: every event as its full JSON envelope. */
 export const fullEnvelopeEncoder: SessionLineEncoder = {
