@@ -19,7 +19,7 @@ import {
   snapshotJson,
 } from '../llm/index.ts';
 import type { Session } from '../session/index.ts';
-import { appendBuilt, chunkData } from '../session/index.ts';
+import { appendBuilt, checkpointDone, chunkData } from '../session/index.ts';
 import type { ToolRegistry } from '../tools/index.ts';
 import { throwIfAborted } from './agent-aborted-error.ts';
 import { RequestEnvelope } from './request-envelope.ts';
@@ -123,17 +123,22 @@ export class StepRunner {
     if (system !== '') request.system = system;
     if (tools.length > 0) request.tools = tools;
     Object.freeze(request);
+    const persistent = session.persistent;
     let durable: Promise<void> | undefined;
-    if (session.persistent) {
+    if (persistent) {
       // A log known to be broken ends the turn before the request goes out. Otherwise the request (it
       // has no side effect) is sent while the log's checkpoint runs; the step looks at the checkpoint's
       // outcome once the answer is in, before anything else happens.
       const broken = session.checkpointFailure;
       if (broken !== undefined) throw broken;
-      durable = session.checkpoint('request', signal);
-      durable.catch(() => {
-        // Awaited below once the stream is consumed; a step that fails earlier reports its own error.
-      });
+      const pending = session.checkpoint('request', signal);
+      // A request checkpoint usually has nothing to wait for (its sync, if any, runs in the background).
+      if (pending !== checkpointDone) {
+        durable = pending;
+        durable.catch(() => {
+          // Awaited below once the stream is consumed; a step that fails earlier reports its own error.
+        });
+      }
     }
     const stream = await this.#llm.stream(request, { signal, route, scope: this.#agent.id });
     const assembler = new BlockAssembler();
@@ -146,8 +151,8 @@ export class StepRunner {
         assembler.push(chunk);
       });
       throwIfAborted(signal);
-      if (durable !== undefined) {
-        await durable;
+      if (persistent) {
+        if (durable !== undefined) await durable;
         // A background write or sync that failed while the answer streamed ends the turn here.
         const broken = session.checkpointFailure;
         if (broken !== undefined) throw broken;

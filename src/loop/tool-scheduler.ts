@@ -2,7 +2,7 @@ import type { Inbox } from '../agent/index.ts';
 import type { ToolCallBlock, UserMessage } from '../llm/index.ts';
 import { createToolResultMessage } from '../llm/index.ts';
 import type { Session } from '../session/index.ts';
-import { appendBuilt, toolCallData } from '../session/index.ts';
+import { appendBuilt, checkpointDone, toolCallData } from '../session/index.ts';
 import type {
   PreparedCall,
   ToolCallInfo,
@@ -162,8 +162,11 @@ class ScheduleRun {
       return { result: prepared.result, final: prepared.kind === 'final', failure: undefined };
     const session = execution.session;
     try {
-      if (session.persistent && this.#mayHaveSideEffects(info))
-        await session.checkpoint('tool', execution.signal);
+      if (session.persistent && this.#mayHaveSideEffects(info)) {
+        const durable = session.checkpoint('tool', execution.signal);
+        // A checkpoint that stored (and synced) synchronously has nothing left to wait for.
+        if (durable !== checkpointDone) await durable;
+      }
       return { result: await this.#pipeline.dispatch(execution), final: false, failure: undefined };
     } catch (error) {
       return { result: undefined, final: true, failure: error };

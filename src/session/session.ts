@@ -36,7 +36,10 @@ export interface SessionHeader {
 export interface SessionPersistence {
   /** Receives every committed event, synchronously, in seq order; must not block. */
   write(event: AnySessionEvent): void;
-  /** Makes everything written so far durable (or schedules it, for `request`); rejects when it cannot. */
+  /**
+   * Makes everything written so far durable (or schedules it, for `request`); rejects when it cannot.
+   * Answers `checkpointDone` itself when there is nothing to wait for.
+   */
   checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void>;
   /** The failure that makes every later checkpoint reject, as soon as it is known (a background write). */
   readonly failure?: Error | undefined;
@@ -81,7 +84,11 @@ declare module '../hooks/hook-event-map.ts' {
   }
 }
 
-const settledCheckpoint: Promise<void> = Promise.resolve();
+/**
+ * The settled promise a persistence sink's `checkpoint` answers when there is nothing to wait for, which
+ * `Session.checkpoint` passes on as it is: a caller holding it can skip the await (and its tick).
+ */
+export const checkpointDone: Promise<void> = Promise.resolve();
 
 // Set by `appendBuilt` for the one append it makes, read (and cleared) first thing by that append's
 // `#build`: an append made by an observer during publication never sees it.
@@ -258,7 +265,7 @@ export class Session {
   checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
     const persistence = this.#persistence;
     // Without persistence there is nothing to wait for: a settled promise, not an async round trip.
-    if (persistence === undefined) return settledCheckpoint;
+    if (persistence === undefined) return checkpointDone;
     // One rejection handler rather than an async wrapper: the loop checkpoints twice per step.
     let pending: Promise<void>;
     try {
@@ -266,6 +273,7 @@ export class Session {
     } catch (error) {
       return Promise.reject(this.#checkpointFailed(error));
     }
+    if (pending === checkpointDone) return checkpointDone;
     return pending.catch((error: unknown) => {
       throw this.#checkpointFailed(error);
     });

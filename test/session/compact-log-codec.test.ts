@@ -252,9 +252,12 @@ describe('the compact encoder against the generic path', () => {
       fc.property(sessionPlan, (plan) => {
         const events = buildEvents(plan);
         const encoder = new CompactLogCodec(createdAt);
+        // The plan's envelopes are built as \`Session\` builds them: trusting that writes the same lines.
+        const committedEncoder = new CompactLogCodec(createdAt);
         const decoder = new CompactLogCodec(createdAt);
         for (const event of events) {
           const line = encoder.encode(event);
+          expect(committedEncoder.encode(event, true)).toBe(line);
           expect(line.endsWith('\n') && !line.slice(0, -1).includes('\n')).toBe(true);
           const parsed: unknown = JSON.parse(line);
           if (Array.isArray(parsed) && typeof parsed[0] === 'number') compactLines++;

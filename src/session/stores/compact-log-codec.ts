@@ -75,9 +75,18 @@ export const compactKindTypes: readonly string[] = [
 
 /** Turns events into the lines of one session file, in seq order. */
 export interface SessionLineEncoder {
-  /** The line of the next event (its seq must follow the last one's), newline included. */
-  encode(event: AnySessionEvent): string;
+  /**
+   * The line of the next event (its seq must follow the last one's), newline included. `committed`
+   * promises an envelope as `Session` builds it (see `committedEnvelope`), which is then not checked.
+   */
+  encode(event: AnySessionEvent, committed?: boolean): string;
 }
+
+// What \`encode(event, true)\` relies on: an event \`Session.append\` built (what the file writer receives)
+// has exactly the members type, seq, time and data, then those of ignorable (only \`true\`), surfaceOp
+// and sourceEventSeqs that it carries, in that order. Events parsed from a file need not: they are
+// encoded with the envelope checked.
+const committedEnvelope = ['type', 'seq', 'time', 'data', 'ignorable', 'surfaceOp', 'sourceEventSeqs'];
 
 /** Format 0's encoder: every event as its full JSON envelope. */
 export const fullEnvelopeEncoder: SessionLineEncoder = {
@@ -105,8 +114,8 @@ export class CompactLogCodec implements SessionLineEncoder {
     return this.#state.seq;
   }
 
-  encode(event: AnySessionEvent): string {
-    const line = this.#compact(event) ?? `${JSON.stringify(event)}\n`;
+  encode(event: AnySessionEvent, committed = false): string {
+    const line = this.#compact(event, committed) ?? `${JSON.stringify(event)}\n`;
     this.#state.observe(event);
     return line;
   }
@@ -129,7 +138,7 @@ export class CompactLogCodec implements SessionLineEncoder {
     return event;
   }
 
-  #compact(event: AnySessionEvent): string | undefined {
+  #compact(event: AnySessionEvent, committed: boolean): string | undefined {
     const time = event.time;
     const dt = time - this.#state.time;
     if (event.seq !== this.#state.seq || this.#state.time + dt !== time || !Number.isFinite(dt))
@@ -139,39 +148,41 @@ export class CompactLogCodec implements SessionLineEncoder {
     const turn = this.#state.openTurn;
     switch (event.type) {
       case 'assistant/chunk':
-        if (step === undefined || !isPlainEvent(event) || !hasKeys(data, chunkDataKeys)) break;
+        if (step === undefined || !isPlainEvent(event, committed) || !hasKeys(data, chunkDataKeys)) break;
         if (data.turn === turn && data.step === step) return this.#chunkLine(data.chunk as Shape, dt);
         break;
       case 'step/start':
-        if (step !== undefined || !isPlainEvent(event) || !hasKeys(data, stepKeys)) break;
+        if (step !== undefined || !isPlainEvent(event, committed) || !hasKeys(data, stepKeys)) break;
         if (data.turn === turn && isCount(data.step)) return `${stepStartPrefix}${dt},${data.step}]\n`;
         break;
       case 'step/end':
-        if (step === undefined || !isPlainEvent(event) || !hasKeys(data, stepKeys)) break;
+        if (step === undefined || !isPlainEvent(event, committed) || !hasKeys(data, stepKeys)) break;
         if (data.turn === turn && data.step === step) return `${stepEndPrefix}${dt},0]\n`;
         break;
       case 'turn/start':
-        if (turn !== undefined || !isPlainEvent(event) || !hasKeys(data, turnKeys)) break;
+        if (turn !== undefined || !isPlainEvent(event, committed) || !hasKeys(data, turnKeys)) break;
         if (data.turn === this.#state.lastTurn + 1) return `${turnStartPrefix}${dt},0]\n`;
         break;
       case 'turn/end':
-        if (turn === undefined || !isPlainEvent(event) || !hasKeys(data, turnEndKeys)) break;
+        if (turn === undefined || !isPlainEvent(event, committed) || !hasKeys(data, turnEndKeys)) break;
         if (data.turn === turn) return `${turnEndPrefix}${dt},${JSON.stringify(data.reason)}]\n`;
         break;
       case 'assistant/message':
-        if (step !== undefined) return this.#replyLine(event, data, dt) ?? this.#genericLine(event, dt);
+        if (step !== undefined)
+          return this.#replyLine(event, data, dt, committed) ?? this.#genericLine(event, dt, committed);
         break;
       case 'tool/call':
-        if (step !== undefined && isPlainEvent(event))
-          return this.#toolCallLine(data, dt) ?? this.#genericLine(event, dt);
+        if (step !== undefined && isPlainEvent(event, committed))
+          return this.#toolCallLine(data, dt) ?? this.#genericLine(event, dt, committed);
         break;
       case 'tool/result':
-        if (step !== undefined) return this.#toolResultLine(event, data, dt) ?? this.#genericLine(event, dt);
+        if (step !== undefined)
+          return this.#toolResultLine(event, data, dt, committed) ?? this.#genericLine(event, dt, committed);
         break;
       default:
         break;
     }
-    return this.#genericLine(event, dt);
+    return this.#genericLine(event, dt, committed);
   }
 
   #chunkLine(chunk: Shape, dt: number): string {
@@ -211,12 +222,14 @@ export class CompactLogCodec implements SessionLineEncoder {
   // The reply and result lines below prove by construction that the compact form rebuilds the event:
   // exact member names in order, the values the state rebuilds compared member by member, and only the
   // parts the line carries serialized (events are lossless JSON as the session commits them).
-  #replyLine(event: AnySessionEvent, data: Shape, dt: number): string | undefined {
+  #replyLine(event: AnySessionEvent, data: Shape, dt: number, committed: boolean): string | undefined {
     const run = this.#state.runStart;
-    if (run < 0 || !hasKeys(event, sourcedEventKeys) || event.surfaceOp !== 'append') return undefined;
+    if (run < 0 || !isSourcedEvent(event, committed)) return undefined;
     if (!isRun(event.sourceEventSeqs, run, event.seq)) return undefined;
-    const withUsage = hasKeys(data, replyUsageKeys);
-    if (!withUsage && !hasKeys(data, replyKeys)) return undefined;
+    // One pass over the members: the reply's three, and a fourth only if it is the usage.
+    const members = keysWithOptional(data, replyKeys, 'usage');
+    if (members < 0) return undefined;
+    const withUsage = members > 0;
     if (data.turn !== this.#state.openTurn || data.step !== this.#state.openStep) return undefined;
     const message = data.message as Shape;
     if (!hasKeys(message, assistantKeys) || message.role !== 'assistant' || typeof message.id !== 'string')
@@ -247,14 +260,15 @@ export class CompactLogCodec implements SessionLineEncoder {
     return undefined;
   }
 
-  #toolResultLine(event: AnySessionEvent, data: Shape, dt: number): string | undefined {
-    if (!hasKeys(event, sourcedEventKeys) || event.surfaceOp !== 'append') return undefined;
+  #toolResultLine(event: AnySessionEvent, data: Shape, dt: number, committed: boolean): string | undefined {
+    if (!isSourcedEvent(event, committed)) return undefined;
     const sources = event.sourceEventSeqs!;
     if (!Array.isArray(sources) || sources.length !== 1) return undefined;
     const callSeq = sources[0]!;
-    const callId = this.#state.stepCalls.get(callSeq);
-    const withError = hasKeys(data, toolResultErrorKeys);
-    if (callId === undefined || (!withError && !hasKeys(data, toolResultKeys))) return undefined;
+    const callId = this.#state.stepCallId(callSeq);
+    const dataMembers = keysWithOptional(data, toolResultKeys, 'error');
+    const withError = dataMembers > 0;
+    if (callId === undefined || dataMembers < 0) return undefined;
     if (data.turn !== this.#state.openTurn || data.step !== this.#state.openStep) return undefined;
     const message = data.message as Shape;
     if (!hasKeys(message, messageKeys) || typeof message.id !== 'string' || message.role !== 'user')
@@ -265,8 +279,9 @@ export class CompactLogCodec implements SessionLineEncoder {
     const blocks = message.content;
     if (!Array.isArray(blocks) || blocks.length !== 1) return undefined;
     const block = blocks[0] as Shape;
-    const isError = hasKeys(block, errorResultBlockKeys);
-    if (!isError && !hasKeys(block, resultBlockKeys)) return undefined;
+    const blockMembers = keysWithOptional(block, resultBlockKeys, 'isError');
+    const isError = blockMembers > 0;
+    if (blockMembers < 0) return undefined;
     if (block.type !== 'tool-result' || block.toolCallId !== callId || (isError && block.isError !== true))
       return undefined;
     const content = textContentJson(block.content) ?? JSON.stringify(block.content);
@@ -275,7 +290,7 @@ export class CompactLogCodec implements SessionLineEncoder {
     return `${toolResultPrefix}${dt},[${event.seq - callSeq},${jsonString(message.id)},${content},${isError ? 1 : 0}${withError ? `,${error}` : ''}]]\n`;
   }
 
-  #genericLine(event: AnySessionEvent, dt: number): string | undefined {
+  #genericLine(event: AnySessionEvent, dt: number, committed: boolean): string | undefined {
     let extras = '';
     let members = 4;
     if (event.ignorable !== undefined) {
@@ -292,11 +307,12 @@ export class CompactLogCodec implements SessionLineEncoder {
     }
     // Only the envelope members, in the order `Session` builds them, can be rebuilt from the extras.
     if (
-      !hasKeys(
+      !committed &&
+      (!hasKeys(
         event,
-        envelopeOrder.filter((key) => key in event),
+        committedEnvelope.filter((key) => key in event),
       ) ||
-      Object.keys(event).length !== members
+        Object.keys(event).length !== members)
     )
       return undefined;
     const head = `[${JSON.stringify(event.type)},${dt},${JSON.stringify(event.data)}`;
@@ -416,7 +432,7 @@ export class CompactLogCodec implements SessionLineEncoder {
     }
     const [back, id, content, isError, error] = data as unknown[];
     const callSeq = seq - (back as number);
-    const callId = isCount(back) ? this.#state.stepCalls.get(callSeq) : undefined;
+    const callId = isCount(back) ? this.#state.stepCallId(callSeq) : undefined;
     if (
       callId === undefined ||
       typeof id !== 'string' ||
@@ -473,7 +489,6 @@ export function expandTypedLine(
   return event as unknown as AnySessionEvent;
 }
 
-const envelopeOrder = ['type', 'seq', 'time', 'data', 'ignorable', 'surfaceOp', 'sourceEventSeqs'];
 const plainKeys = ['type', 'seq', 'time', 'data'];
 const sourcedEventKeys = ['type', 'seq', 'time', 'data', 'surfaceOp', 'sourceEventSeqs'];
 const chunkDataKeys = ['turn', 'step', 'chunk'];
@@ -488,16 +503,13 @@ const stepKeys = ['turn', 'step'];
 const turnKeys = ['turn'];
 const turnEndKeys = ['turn', 'reason'];
 const replyKeys = ['turn', 'step', 'message'];
-const replyUsageKeys = ['turn', 'step', 'message', 'usage'];
 const assistantKeys = ['id', 'role', 'content', 'source'];
 const toolCallKeys = ['turn', 'step', 'callId', 'name', 'arguments'];
 const toolResultKeys = ['turn', 'step', 'message'];
-const toolResultErrorKeys = ['turn', 'step', 'message', 'error'];
 const messageKeys = ['id', 'role', 'content', 'source'];
 const toolSourceKeys = ['kind', 'callId'];
 const textBlockKeys = ['type', 'text'];
 const resultBlockKeys = ['type', 'toolCallId', 'content'];
-const errorResultBlockKeys = ['type', 'toolCallId', 'content', 'isError'];
 
 /** The JSON of content made only of text blocks (what most tools answer), built from its texts. */
 function textContentJson(content: unknown): string | undefined {
@@ -512,6 +524,33 @@ function textContentJson(content: unknown): string | undefined {
   return `${json}]`;
 }
 
-function isPlainEvent(event: AnySessionEvent): boolean {
-  return hasKeys(event, plainKeys);
+/** True for an event of exactly type, seq, time and data (`committed`: its envelope is `Session`'s). */
+function isPlainEvent(event: AnySessionEvent, committed: boolean): boolean {
+  if (!committed) return hasKeys(event, plainKeys);
+  return (
+    event.ignorable === undefined && event.surfaceOp === undefined && event.sourceEventSeqs === undefined
+  );
+}
+
+/** True for an event of exactly type, seq, time, data, surfaceOp `append` and sourceEventSeqs. */
+function isSourcedEvent(event: AnySessionEvent, committed: boolean): boolean {
+  if (event.surfaceOp !== 'append') return false;
+  return committed
+    ? event.ignorable === undefined && event.sourceEventSeqs !== undefined
+    : hasKeys(event, sourcedEventKeys);
+}
+
+/**
+ * 0 when `value` is an object whose own keys are exactly `keys` in that order, 1 when they are `keys`
+ * then `optional`, -1 otherwise: one pass where two `hasKeys` calls would take two.
+ */
+function keysWithOptional(value: unknown, keys: readonly string[], optional: string): number {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return -1;
+  let position = 0;
+  for (const key in value) {
+    if (position < keys.length ? key !== keys[position] : position > keys.length || key !== optional)
+      return -1;
+    position++;
+  }
+  return position === keys.length ? 0 : position === keys.length + 1 ? 1 : -1;
 }

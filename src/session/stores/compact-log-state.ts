@@ -54,8 +54,10 @@ export class CompactLogState {
   readonly runBlockValues: unknown[] = [];
   #replySourceValue: unknown;
   #replySourceJson: string | undefined = '';
-  callBlocks: CallBlock[] = [];
-  readonly stepCalls = new Map<number, string>();
+  callBlocks: readonly CallBlock[] = noCalls;
+  // The step's `tool/call` seqs (ascending) and call ids, as parallel arrays: emptied per step in place.
+  readonly #callSeqs: number[] = [];
+  readonly #callIds: string[] = [];
 
   constructor(createdAt: number, resume?: CompactLogResumeState) {
     this.time = createdAt;
@@ -69,6 +71,15 @@ export class CompactLogState {
     this.#replySourceJson = resume.replySource;
     this.#replySourceValue =
       resume.replySource === '' ? undefined : (JSON.parse(resume.replySource) as unknown);
+  }
+
+  /** The call id of the step's `tool/call` at `seq`, or undefined when there is none. */
+  stepCallId(seq: number): string | undefined {
+    const seqs = this.#callSeqs;
+    // Results follow their calls: the search starts from the latest call.
+    for (let position = seqs.length - 1; position >= 0; position--)
+      if (seqs[position] === seq) return this.#callIds[position];
+    return undefined;
   }
 
   /** The JSON of each block-end block of the current chunk run, in order. */
@@ -138,7 +149,8 @@ export class CompactLogState {
     if (type !== 'assistant/chunk' && this.runStart >= 0) {
       this.runStart = -1;
       this.runIndex = undefined;
-      this.builds.clear();
+      // Clearing a Map allocates a fresh table: a run whose blocks all ended left it empty already.
+      if (this.builds.size > 0) this.builds.clear();
     }
     switch (type) {
       case 'assistant/chunk':
@@ -157,8 +169,9 @@ export class CompactLogState {
         return;
       case 'step/start':
         this.openStep = this.openTurn !== undefined && isCount(data?.step) ? data.step : undefined;
-        this.callBlocks = [];
-        this.stepCalls.clear();
+        this.callBlocks = noCalls;
+        this.#callSeqs.length = 0;
+        this.#callIds.length = 0;
         return;
       case 'step/end':
         this.openStep = undefined;
@@ -167,7 +180,10 @@ export class CompactLogState {
         this.#observeReply(data);
         return;
       case 'tool/call':
-        if (typeof data?.callId === 'string') this.stepCalls.set(event.seq, data.callId);
+        if (typeof data?.callId === 'string') {
+          this.#callSeqs.push(event.seq);
+          this.#callIds.push(data.callId);
+        }
         return;
       default:
         return;
@@ -178,13 +194,14 @@ export class CompactLogState {
     if (this.runStart < 0) {
       this.runStart = seq;
       this.runIndex = undefined;
-      this.builds.clear();
+      if (this.builds.size > 0) this.builds.clear();
       this.runBlockValues.length = 0;
     }
     const chunk = data?.chunk as Shape | undefined;
     if (!isShape(chunk)) return;
-    if ('index' in chunk) this.runIndex = chunk.index;
+    // Events are JSON data (no member is undefined), so a member read as undefined is absent.
     const index = chunk.index;
+    if (index !== undefined) this.runIndex = index;
     if (!isCount(index)) return;
     switch (chunk.type) {
       case 'text-delta':
@@ -207,8 +224,8 @@ export class CompactLogState {
           this.builds.delete(index);
           return;
         }
-        if ('id' in chunk) build.id = chunk.id;
-        if ('name' in chunk) build.name = chunk.name;
+        if (chunk.id !== undefined) build.id = chunk.id;
+        if (chunk.name !== undefined) build.name = chunk.name;
         if (typeof chunk.argumentsDelta === 'string') build.text += chunk.argumentsDelta;
         return;
       }
@@ -248,6 +265,7 @@ export function hasKeys(value: unknown, keys: readonly string[]): boolean {
 }
 
 const toolCallBlockKeys = ['type', 'id', 'name', 'arguments'];
+const noCalls: readonly CallBlock[] = Object.freeze([]);
 const textBlockKeys = ['type', 'text'];
 
 /**
@@ -260,24 +278,25 @@ export function sameJson(left: unknown, right: unknown): boolean {
     if (typeof left === 'number') return left === right && Number.isFinite(left);
     return (typeof left === 'string' || typeof left === 'boolean' || left === null) && left === right;
   }
+  // The same object serializes the same (the objects compared are JSON data: no impure toJSON).
+  if (left === right) return true;
   if (typeof right !== 'object' || right === null) return false;
   if (typeof (left as Shape).toJSON === 'function' || typeof (right as Shape).toJSON === 'function')
     return false;
-  if (left === right) return true;
   if (Array.isArray(left)) {
     if (!Array.isArray(right) || left.length !== right.length) return false;
     for (let index = 0; index < left.length; index++) if (!sameJson(left[index], right[index])) return false;
     return true;
   }
   if (Array.isArray(right)) return false;
-  const leftKeys = Object.keys(left);
+  // One key array, not two: the left side's keys are walked in place.
   const rightKeys = Object.keys(right);
-  if (leftKeys.length !== rightKeys.length) return false;
-  for (let position = 0; position < leftKeys.length; position++) {
-    const key = leftKeys[position]!;
+  let position = 0;
+  for (const key in left) {
     if (rightKeys[position] !== key || !sameJson((left as Shape)[key], (right as Shape)[key])) return false;
+    position++;
   }
-  return true;
+  return position === rightKeys.length;
 }
 
 // A character JSON.stringify escapes: a quote, a backslash, a control character, or a surrogate (which

@@ -119,7 +119,8 @@ export class SessionFileWriter implements SessionPersistence {
       this.#early.push(event);
       return;
     }
-    this.#batch.add(this.#encoder.encode(event));
+    // Every event written here is one `Session.append` committed: its envelope needs no check.
+    this.#batch.add(this.#encoder.encode(event, true));
   }
 
   checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void> {

@@ -1,0 +1,68 @@
+// `npx tsx bench/encoder.ts`: the format 1 line encoder alone, in a hot loop over the events of one W1
+// turn (500 steps of one read-only no-op tool call, ScriptedProvider), as the disk store's writer calls it
+// (`encode(event, true)`: envelopes as `Session` committed them) and with every envelope checked
+// (`encode(event)`, what a parsed log's re-encoding does). Prints µs per step, median (best) of the
+// repetitions, and the turn's bytes. Options: --steps=500 --reps=200
+import { performance } from 'node:perf_hooks';
+import type { AnySessionEvent } from '../src/index.ts';
+import { MemorySessionStore, ScriptedProvider, createHarness, defineTool } from '../src/internal.ts';
+import { CompactLogCodec } from '../src/session/stores/compact-log-codec.ts';
+
+function option(name: string, fallback: number): number {
+  const value = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+  return value !== undefined ? Number(value) : fallback;
+}
+
+/** The events of one W1 turn of `steps` steps, in seq order, and the session's creation time. */
+async function turnEvents(steps: number): Promise<{ events: AnySessionEvent[]; createdAt: number }> {
+  const noop = defineTool<Record<string, never>>({
+    name: 'noop',
+    description: 'Does nothing',
+    effect: 'read',
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    execute: () => 'ok',
+  });
+  const model = new ScriptedProvider({
+    responses: [
+      ...Array.from({ length: steps }, (_, index) => ({
+        toolCalls: [{ id: `call_${index}`, name: 'noop', arguments: {} }],
+      })),
+      { text: 'done' },
+    ],
+  });
+  const harness = createHarness({
+    providers: [model],
+    tools: [noop as never],
+    store: new MemorySessionStore(),
+  });
+  const agent = await harness.createAgent({ provider: 'scripted', model: 'bench-model' });
+  const events: AnySessionEvent[] = [];
+  harness.hooks.on('session/event', ({ event }) => {
+    events.push(event);
+  });
+  agent.followup('go');
+  await agent.whenIdle();
+  const createdAt = agent.session.header.createdAt;
+  await harness.dispose();
+  return { events, createdAt };
+}
+
+const steps = option('steps', 500);
+const reps = option('reps', 200);
+const { events, createdAt } = await turnEvents(steps);
+for (const committed of [true, false]) {
+  const perStep: number[] = [];
+  let bytes = 0;
+  for (let rep = 0; rep < reps; rep++) {
+    const codec = new CompactLogCodec(createdAt);
+    bytes = 0;
+    const start = performance.now();
+    for (const event of events) bytes += codec.encode(event, committed).length;
+    perStep.push(((performance.now() - start) * 1000) / steps);
+  }
+  perStep.sort((a, b) => a - b);
+  console.log(
+    `encode(event${committed ? ', true' : ''}) ${events.length} events, ${bytes} bytes: ` +
+      `${perStep[perStep.length >> 1]!.toFixed(2)} µs/step (best ${perStep[0]!.toFixed(2)})`,
+  );
+}
