@@ -9,6 +9,8 @@ import { tallySession } from '../../src/session/session-summary.ts';
 import { DiskSessionStore, SessionCorruptError } from '../../src/session/stores/index.ts';
 import { LazyLogPrefix } from '../../src/session/stores/lazy-log-prefix.ts';
 import { parseSessionLogHeader } from '../../src/session/stores/session-log-format.ts';
+import { encodeSessionSnapshot } from '../../src/session/stores/session-snapshot.ts';
+import type { SessionSnapshot } from '../../src/session/stores/session-snapshot.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 import { generateSession } from '../../bench/resume.ts';
 import { appendOpenToolTurn, appendTextTurn } from './store-conformance.ts';
@@ -273,9 +275,12 @@ describe('a snapshot that does not match its log is ignored', () => {
   }
   const snapshotPath = (): string => join(root, '.snapshots', 'spoiled.json');
   const editSnapshot = async (edit: (snapshot: Record<string, unknown>) => void): Promise<void> => {
-    const snapshot = JSON.parse(await readFile(snapshotPath(), 'utf8')) as Record<string, unknown>;
+    const snapshot = (
+      JSON.parse(await readFile(snapshotPath(), 'utf8')) as { snapshot: Record<string, unknown> }
+    ).snapshot;
     edit(snapshot);
-    await writeFile(snapshotPath(), JSON.stringify(snapshot));
+    // Saved with a fresh check, so that the store's own checks of the edited member are what is tested.
+    await writeFile(snapshotPath(), encodeSessionSnapshot(snapshot as unknown as SessionSnapshot));
   };
 
   it('when it is torn', async () => {
@@ -292,13 +297,14 @@ describe('a snapshot that does not match its log is ignored', () => {
       const other = await store.create({ id: 'other' });
       for (let turn = 0; turn < 6; turn++) appendTextTurn(other, `question ${turn}`, `answer ${turn}`);
       await store.release(other);
-      const snapshot = JSON.parse(await readFile(join(root, '.snapshots', 'other.json'), 'utf8')) as {
-        id: string;
-        tally: { summary: { id: string } };
-      };
+      const snapshot = (
+        JSON.parse(await readFile(join(root, '.snapshots', 'other.json'), 'utf8')) as {
+          snapshot: { id: string; tally: { summary: { id: string } } };
+        }
+      ).snapshot;
       snapshot.id = 'spoiled';
       snapshot.tally.summary.id = 'spoiled';
-      await writeFile(snapshotPath(), JSON.stringify(snapshot));
+      await writeFile(snapshotPath(), encodeSessionSnapshot(snapshot as unknown as SessionSnapshot));
     });
   });
 

@@ -12,6 +12,8 @@ import {
   requestHeaderBefore,
 } from '../../src/plugins/compaction/session-lookups.ts';
 import { DiskSessionStore } from '../../src/session/stores/index.ts';
+import { encodeSessionSnapshot } from '../../src/session/stores/session-snapshot.ts';
+import type { SessionSnapshot } from '../../src/session/stores/session-snapshot.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 import { generateSession } from '../../bench/resume.ts';
 import { appendTextTurn } from './store-conformance.ts';
@@ -38,13 +40,14 @@ interface SavedSnapshot {
 const snapshotPath = (id: string): string => join(root, '.snapshots', `${id}.json`);
 
 async function readSnapshot(id: string): Promise<SavedSnapshot> {
-  return JSON.parse(await readFile(snapshotPath(id), 'utf8')) as SavedSnapshot;
+  return (JSON.parse(await readFile(snapshotPath(id), 'utf8')) as { snapshot: SavedSnapshot }).snapshot;
 }
 
 async function editSnapshot(id: string, edit: (snapshot: SavedSnapshot) => void): Promise<void> {
   const snapshot = await readSnapshot(id);
   edit(snapshot);
-  await writeFile(snapshotPath(id), JSON.stringify(snapshot));
+  // Saved with a fresh check, so that the store's own checks of the edited member are what is tested.
+  await writeFile(snapshotPath(id), encodeSessionSnapshot(snapshot as unknown as SessionSnapshot));
 }
 
 /** The events read from the store and the model history, as comparable text. */
@@ -185,6 +188,26 @@ describe('what a snapshot saves beyond the surface', () => {
       expect(stateOf(opened.resumed)).toEqual(stateOf(opened.full));
       await opened.release();
     }
+  });
+
+  it('uses nothing of a snapshot whose bytes changed after it was saved (its check no longer matches)', async () => {
+    await resumedOnce();
+    const path = snapshotPath('long');
+    const text = await readFile(path, 'utf8');
+    const saved = (JSON.parse(text) as { snapshot: SavedSnapshot }).snapshot.surfaceEvents;
+    // A saved surface event's text altered in place: still well-formed JSON, still this session's and
+    // still matching the log's bytes by every other member; only the check tells the damage apart.
+    const message = JSON.stringify(saved.find((event) => event.type === 'user/message'));
+    const altered = message.replace(
+      /"text":"(.)/,
+      (_whole, first: string) => `"text":"${first === 'X' ? 'Y' : 'X'}`,
+    );
+    expect(altered).not.toBe(message);
+    await writeFile(path, text.replace(message, altered));
+    const opened = await openBothWays('long');
+    expect(opened.resumed.deferredEvents).toBe(0);
+    expect(stateOf(opened.resumed)).toEqual(stateOf(opened.full));
+    await opened.release();
   });
 
   it('uses no saved state when the snapshot does not match its log', async () => {

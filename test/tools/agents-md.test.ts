@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DiskSessionStore, agentsMdPlugin, builtinTools, createHarness } from '../../src/index.ts';
 import { ScriptedProvider, eventTypes, eventsOf } from '../../src/testing/index.ts';
+import { encodeSessionSnapshot } from '../../src/session/stores/session-snapshot.ts';
+import type { SessionSnapshot } from '../../src/session/stores/session-snapshot.ts';
 import type { Sandbox } from './support.ts';
 import { sandbox, writeFiles } from './support.ts';
 
@@ -144,10 +146,11 @@ describe('AGENTS.md injections in a disk session snapshot', () => {
     agent.followup('read');
     await agent.whenIdle();
     await harness.dispose();
-    const saved = JSON.parse(readFileSync(snapshotFile(), 'utf8')) as {
-      events: number;
-      scans: Record<string, { events: number; state: unknown }>;
-    };
+    const saved = (
+      JSON.parse(readFileSync(snapshotFile(), 'utf8')) as {
+        snapshot: { events: number; scans: Record<string, { events: number; state: unknown }> };
+      }
+    ).snapshot;
     expect(saved.scans['agents-md/1']).toEqual({
       events: saved.events,
       state: { injected: ['pkg/AGENTS.md'] },
@@ -156,11 +159,14 @@ describe('AGENTS.md injections in a disk session snapshot', () => {
     expect(resumed.deferred).toBeGreaterThan(0);
     expect(resumed.origins).toEqual(['agents-md:pkg/AGENTS.md']);
     // A state of another shape is ignored: the injections are read from the log again.
-    const spoiled = JSON.parse(readFileSync(snapshotFile(), 'utf8')) as {
-      scans: Record<string, { events: number; state: unknown }>;
-    };
+    const spoiled = (
+      JSON.parse(readFileSync(snapshotFile(), 'utf8')) as {
+        snapshot: { scans: Record<string, { events: number; state: unknown }> };
+      }
+    ).snapshot;
     spoiled.scans['agents-md/1']!.state = { injected: 'pkg/AGENTS.md' };
-    writeFileSync(snapshotFile(), JSON.stringify(spoiled));
+    // Saved with a fresh check, so that the plugin's own check of its state is what is tested.
+    writeFileSync(snapshotFile(), encodeSessionSnapshot(spoiled as unknown as SessionSnapshot));
     const again = await resumeAndReadAgain();
     expect(again.deferred).toBeGreaterThan(0);
     expect(again.origins).toEqual(['agents-md:pkg/AGENTS.md']);

@@ -212,16 +212,16 @@ export class SessionSnapshotFiles {
     this.#directory = join(root, '.snapshots');
   }
 
-  /** The snapshot of a session, if a well-formed one of this version exists. */
+  /** The snapshot of a session, if an intact, well-formed one of this version exists. */
   async read(id: string): Promise<SessionSnapshot | undefined> {
-    let value: unknown;
+    let text: string;
     try {
-      value = JSON.parse(await readFile(this.#pathOf(id), 'utf8'));
+      text = await readFile(this.#pathOf(id), 'utf8');
     } catch {
-      // No snapshot yet, or one cut short: the log is read in full.
+      // No snapshot yet: the log is read in full.
       return undefined;
     }
-    return isSnapshot(value, id) ? value : undefined;
+    return decodeSessionSnapshot(text, id);
   }
 
   /** Saves a session's snapshot, replacing the one before. */
@@ -230,7 +230,7 @@ export class SessionSnapshotFiles {
     const temporary = `${path}.${randomUUID()}.tmp`;
     try {
       await mkdir(this.#directory, { recursive: true, mode: 0o700 });
-      await writeFile(temporary, JSON.stringify(snapshot), { mode: 0o600 });
+      await writeFile(temporary, encodeSessionSnapshot(snapshot), { mode: 0o600 });
       await rename(temporary, path);
     } catch {
       // A read-only or full disk: the next open reads the log in full. The temporary may be left over.
@@ -250,6 +250,47 @@ export class SessionSnapshotFiles {
   #pathOf(id: string): string {
     return join(this.#directory, `${id}.json`);
   }
+}
+
+// A stored snapshot is `{"check":"<SHA-256 hex of the snapshot's JSON>","snapshot":<that JSON>}`: still
+// JSON, and checkable without serializing it again, because the checked JSON starts at a fixed offset.
+const checkOpening = '{"check":"';
+const snapshotOpening = '","snapshot":';
+const checkedJsonStart = checkOpening.length + 64 + snapshotOpening.length;
+
+/** A snapshot's stored text: its JSON behind the SHA-256 of that JSON, so a damaged copy reads as none. */
+export function encodeSessionSnapshot(snapshot: SessionSnapshot): string {
+  const json = JSON.stringify(snapshot);
+  return `${checkOpening}${createHash('sha256').update(json).digest('hex')}${snapshotOpening}${json}}`;
+}
+
+/**
+ * The snapshot a stored text holds, if the text is whole (its JSON hashes to its check: the surface
+ * events it serves in place of the log's lines must be exactly what was saved) and is a well-formed
+ * snapshot of this version for session `id`; anything else reads as none, and the log is read in full.
+ */
+export function decodeSessionSnapshot(text: string, id: string): SessionSnapshot | undefined {
+  if (
+    text.length <= checkedJsonStart ||
+    !text.startsWith(checkOpening) ||
+    text.slice(checkOpening.length + 64, checkedJsonStart) !== snapshotOpening ||
+    !text.endsWith('}')
+  )
+    return undefined;
+  const json = text.slice(checkedJsonStart, -1);
+  if (
+    createHash('sha256').update(json).digest('hex') !==
+    text.slice(checkOpening.length, checkOpening.length + 64)
+  )
+    return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    // Checked but not JSON (written by something else): the log is read in full.
+    return undefined;
+  }
+  return isSnapshot(value, id) ? value : undefined;
 }
 
 function isSnapshot(value: unknown, id: string): value is SessionSnapshot {
