@@ -21,6 +21,7 @@ import type { PostgresLease } from './postgres-lease.ts';
 import { ensurePostgresSchema } from './postgres-schema.ts';
 import type { PostgresSchemaState } from './postgres-schema.ts';
 import { insertSessionRows, selectSessionLogText } from './postgres-session-rows.ts';
+import type { StoredSessionLogText } from './postgres-session-rows.ts';
 import { runInTransaction } from './postgres-transaction.ts';
 import { PostgresSessionWriter } from './postgres-session-writer.ts';
 import type { SessionDurability } from './session-file-writer.ts';
@@ -28,8 +29,11 @@ import { SessionLockedError } from './session-lock.ts';
 import type { SessionLockHolder } from './session-lock.ts';
 import type { ParsedSessionLog } from './session-log-format.ts';
 import {
-  encodeEventLine,
+  compactLogFormat,
   encodeHeaderLine,
+  encodeSessionLog,
+  fullEnvelopeFormat,
+  lineEncoder,
   parseSessionLog,
   sessionLogVersion,
 } from './session-log-format.ts';
@@ -69,8 +73,9 @@ const settled: Promise<void> = Promise.resolve();
 
 /**
  * Sessions in PostgreSQL, for several servers sharing one database: one row per session (its header
- * line), one row per committed batch holding its events' exact full-envelope JSONL lines, each batch
- * appended in one transaction. One writer per session across servers: a lease row with an expiry and a
+ * line and its format), one row per committed batch holding its events' lines exactly as the disk store
+ * writes them (format 1, compact, for new sessions; format 0 for sessions stored before schema
+ * version 4, which keep it), each batch appended in one transaction. One writer per session across servers: a lease row with an expiry and a
  * fencing token checked inside every append transaction, so a writer whose lease was taken over
  * (paused, partitioned) can never append again. Reads never take the lease.
  */
@@ -175,14 +180,17 @@ export class PostgresSessionStore implements SessionStore {
       untouched: 'nothing was changed',
     });
     const seedLength = options.seed?.length ?? 0;
+    // New sessions are written in the disk store's current format, with its encoder.
+    const encoder = lineEncoder(compactLogFormat, fullHeader.createdAt);
     const lines: string[] = [];
-    for (const event of session.log.slice(0, seedLength)) lines.push(encodeEventLine(event).slice(0, -1));
+    for (const event of session.log.slice(0, seedLength)) lines.push(encoder.encode(event).slice(0, -1));
     let lease: PostgresLease;
     try {
       lease = await this.#transaction(async (client) => {
         await insertSessionRows(client, this.schema, {
           id: fullHeader.id,
-          headerLine: encodeHeaderLine(fullHeader).slice(0, -1),
+          format: compactLogFormat,
+          headerLine: encodeHeaderLine(fullHeader, compactLogFormat).slice(0, -1),
           createdAt: fullHeader.createdAt,
           updatedAt: lines.length > 0 ? session.log.at(seedLength - 1)!.time : fullHeader.createdAt,
           lines,
@@ -194,6 +202,7 @@ export class PostgresSessionStore implements SessionStore {
       throw error;
     }
     const writer = this.#writer(lease, lines.length);
+    writer.encodeWith(encoder);
     for (const event of early) writer.write(event);
     session.attachPersistence(writer);
     this.#live.set(header.id, { session, writer, lease });
@@ -222,12 +231,12 @@ export class PostgresSessionStore implements SessionStore {
         untouched: 'nothing was changed',
         seedOwned: true,
       });
-      // The closers as the session committed them (its own envelope order), as on disk.
+      // The closers as the session committed them (its own envelope order), in the session's format,
+      // encoded before what the session appended while it was built (its `session/end-seed`), as on disk.
       const closers = session.log.slice(parsed.events.length, repaired.length);
-      await writer.resume(
-        closers.map((event) => encodeEventLine(event)),
-        closers.at(-1)?.time ?? 0,
-      );
+      const closerLines = closers.map((event) => parsed.encoder.encode(event));
+      writer.encodeWith(parsed.encoder);
+      await writer.resume(closerLines, closers.at(-1)?.time ?? 0);
     } catch (error) {
       session?.close();
       writer?.abandon();
@@ -321,19 +330,27 @@ export class PostgresSessionStore implements SessionStore {
 
   async exportLog(id: string): Promise<string> {
     checkSessionId(id);
-    return this.#logText(id);
+    const stored = await this.#logText(id);
+    // Exports are full envelopes (format 0), whatever the session's format, as from the disk store.
+    if (stored.format === fullEnvelopeFormat) return stored.text;
+    const parsed = this.#parseText(id, stored, false);
+    return encodeSessionLog(parsed.header, parsed.events, fullEnvelopeFormat);
   }
 
   async importLog(text: string, source = 'the imported log'): Promise<SessionHeader> {
     this.#assertWritable();
     const parsed = parseTransferredLog(text, source);
-    const { header, events, lines } = parsed;
+    const { header, events } = parsed;
     checkSessionId(header.id);
     if (this.#live.has(header.id)) throw exists(header.id);
+    // Stored in the disk store's current format, as its own import writes the file.
+    const encoder = lineEncoder(compactLogFormat, header.createdAt);
+    const lines = events.map((event) => encoder.encode(event).slice(0, -1));
     await this.#transaction((client) =>
       insertSessionRows(client, this.schema, {
         id: header.id,
-        headerLine: parsed.headerLine,
+        format: compactLogFormat,
+        headerLine: encodeHeaderLine(header, compactLogFormat).slice(0, -1),
         createdAt: header.createdAt,
         updatedAt: events.at(-1)?.time ?? header.createdAt,
         lines,
@@ -388,16 +405,24 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async #parse(id: string, salvage: boolean): Promise<ParsedSessionLog> {
-    const text = await this.#logText(id);
-    // The rows are the disk format's lines: the disk parser validates them the same way.
-    return parseSessionLog(Buffer.from(text, 'utf8'), {
-      id,
-      path: `${this.where} (${this.schema}.events)`,
-      salvage,
-    });
+    return this.#parseText(id, await this.#logText(id), salvage);
   }
 
-  async #logText(id: string): Promise<string> {
+  #parseText(id: string, stored: StoredSessionLogText, salvage: boolean): ParsedSessionLog {
+    const path = `${this.where} (${this.schema}.events)`;
+    // The rows are the disk format's lines: the disk parser validates them the same way.
+    const parsed = parseSessionLog(Buffer.from(stored.text, 'utf8'), { id, path, salvage });
+    if (parsed.format !== stored.format) {
+      throw new SessionError(
+        'SESSION_CORRUPT',
+        `session ${id} (${path}) is recorded in format ${stored.format} but its header line says format ` +
+          `${parsed.format}; nothing was changed`,
+      );
+    }
+    return parsed;
+  }
+
+  async #logText(id: string): Promise<StoredSessionLogText> {
     const text = await this.#query(() => selectSessionLogText(this.#pool, this.schema, id));
     if (text === undefined) throw notFound(id, this.where);
     return text;
