@@ -1,5 +1,5 @@
 import { afterAll, expect, it } from 'vitest';
-import type { AnySessionEvent } from '../../src/index.ts';
+import type { AnySessionEvent, Session } from '../../src/index.ts';
 import { PostgresSessionStore } from '../../src/index.ts';
 import { postgresMigrations } from '../../src/session/stores/postgres-schema.ts';
 import {
@@ -39,6 +39,21 @@ async function storedRows(url: string, schema: string, id: string): Promise<Stor
       view: view.rows.map(({ at, ...row }) => ({ seq: Number(at), ...row })),
     };
   });
+}
+
+/** Everything an opened session derives from its log, as comparable values. */
+function stateOf(session: Session): Record<string, unknown> {
+  return {
+    length: session.length,
+    firstLiveSeq: session.firstLiveSeq,
+    lastTurn: session.lastTurn,
+    openTurn: session.openTurn,
+    generation: session.replaceGeneration,
+    nodes: [...session.surfaceNodes],
+    messages: JSON.stringify(session.derivedMessages()),
+    events: session.log.slice().map((event) => JSON.stringify(event)),
+    types: Array.from({ length: session.length }, (_, seq) => session.log.typeAt(seq)),
+  };
 }
 
 async function failureOf(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
@@ -288,6 +303,65 @@ describePostgres('PostgresSessionStore: format 1 (compact) rows and the version 
       await new Promise((done) => setTimeout(done, 100));
       controller.abort();
       expect(delivered.map((event) => event.seq)).toEqual([0, 1, 2, 3, 4, 5]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('resumes a format 1 session from its snapshot row as a full read would; a snapshot the rows do not match is ignored', async () => {
+    const target = fresh();
+    const store = await PostgresSessionStore.connect({ url: target.url });
+    const snapshots = (): Promise<Array<{ id: string; events: number }>> =>
+      withTestDatabase(url, async (client) =>
+        (
+          await client.query<{ snapshot: string }>(
+            `select snapshot from ${target.schema}.session_snapshots order by session_id`,
+          )
+        ).rows.map((row) => JSON.parse(row.snapshot) as { id: string; events: number }),
+      );
+    try {
+      const made = await store.create({ id: 'snap', createdAt: 1000 });
+      for (let turn = 0; turn < 5; turn++) appendTextTurn(made, `prompt ${turn}`, `answer ${turn}`);
+      await store.release(made);
+      // Saved at release: the whole log, its last turn closed.
+      expect(await snapshots()).toMatchObject([{ id: 'snap', events: 30 }]);
+
+      const first = await store.open('snap');
+      // The covered prefix is indexed, not parsed; the open appended its `session/end-seed`.
+      expect(first.deferredEvents).toBe(30);
+      expect(first.log.typeAt(30)).toBe('session/end-seed');
+      await store.release(first);
+      expect(await snapshots()).toMatchObject([{ id: 'snap', events: 31 }]);
+      const resumed = await store.open('snap');
+      expect(resumed.deferredEvents).toBe(31);
+      const fromSnapshot = stateOf(resumed);
+      await store.release(resumed);
+
+      await withTestDatabase(url, (client) => client.query(`delete from ${target.schema}.session_snapshots`));
+      const full = await store.open('snap');
+      expect(full.deferredEvents).toBe(0);
+      expect(stateOf(full)).toEqual(fromSnapshot);
+      await store.release(full);
+      expect(await snapshots()).toMatchObject([{ id: 'snap', events: 31 }]);
+
+      // The rows edited by hand inside the covered lines: the snapshot's hash no longer matches them.
+      await withTestDatabase(url, (client) =>
+        client.query(
+          `update ${target.schema}.event_batches set lines = replace(lines, 'answer 1', 'ANSWER 1') where session_id = 'snap'`,
+        ),
+      );
+      const edited = await store.open('snap');
+      expect(edited.deferredEvents).toBe(0);
+      expect(JSON.stringify(edited.log.slice())).toContain('ANSWER 1');
+      expect(stateOf(edited)).toEqual({
+        ...fromSnapshot,
+        messages: (fromSnapshot.messages as string).replace('answer 1', 'ANSWER 1'),
+        events: (fromSnapshot.events as string[]).map((event) => event.replace('answer 1', 'ANSWER 1')),
+      });
+      await store.release(edited);
+
+      await store.delete('snap');
+      expect(await snapshots()).toEqual([]);
     } finally {
       await store.close();
     }

@@ -159,10 +159,16 @@ export const postgresMigrations: ReadonlyArray<(schema: string) => string> = [
   // the sessions that exist already, which keep growing in format 0 as old disk files do. A compact line
   // leans on the lines before it, so SQL cannot rebuild its envelope: the `events` view gives each
   // line's seq, the session's format, the event type (from the line's kind, its generic form's type, or a
-  // full envelope's leading `type`) and the raw line.
+  // full envelope's leading `type`) and the raw line. A format 1 session's snapshot (what the disk store
+  // keeps in `.snapshots`, saved at release, verified against the rows by their hash) has a row in
+  // `session_snapshots`, so that opening it does not parse its whole log.
   (schema) => `
     alter table ${schema}.sessions add column format smallint not null default 0
       check (format in (0, 1));
+    create table ${schema}.session_snapshots (
+      session_id text primary key,
+      snapshot text not null
+    );
     drop view ${schema}.events;
     create view ${schema}.events as
       select batch.session_id, batch.first_seq + record.ordinality - 1 as seq, session.format,

@@ -58,13 +58,17 @@ export async function selectSessionLogText(
   schema: string,
   id: string,
 ): Promise<StoredSessionLogText | undefined> {
-  const result = await db.query<{ header: string; format: number; body: string | null }>(
-    `select header, format, (select string_agg(lines, '' order by first_seq) from ${schema}.event_batches
-       where session_id = $1) as body
-     from ${schema}.sessions where id = $1`,
+  // One statement (one consistent view of the rows), a result row per batch: the client joins them, so
+  // no multi-megabyte text is assembled on the server and received as one protocol message.
+  const result = await db.query<{ header: string; format: number; lines: string | null }>(
+    `select session.header, session.format, batch.lines from ${schema}.sessions as session
+     left join ${schema}.event_batches as batch on batch.session_id = session.id
+     where session.id = $1 order by batch.first_seq`,
     [id],
   );
-  const row = result.rows[0];
-  if (row === undefined) return undefined;
-  return { format: row.format, text: `${row.header}\n${row.body ?? ''}` };
+  const first = result.rows[0];
+  if (first === undefined) return undefined;
+  let body = '';
+  for (const row of result.rows) if (row.lines !== null) body += row.lines;
+  return { format: first.format, text: `${first.header}\n${body}` };
 }

@@ -1,6 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { HookBus } from '../../hooks/index.ts';
-import { repairInterruptedTail } from '../crash-repair.ts';
 import { Session } from '../session.ts';
 import type { SessionHeader, SessionPersistence } from '../session.ts';
 import { SessionError } from '../session-error.ts';
@@ -27,7 +27,10 @@ import { PostgresSessionWriter } from './postgres-session-writer.ts';
 import type { SessionDurability } from './session-file-writer.ts';
 import { SessionLockedError } from './session-lock.ts';
 import type { SessionLockHolder } from './session-lock.ts';
-import type { ParsedSessionLog } from './session-log-format.ts';
+import type { ParsedSessionLog, SessionLogFormat } from './session-log-format.ts';
+import { checkFormat, loadPostgresSession } from './postgres-loaded-session.ts';
+import { readSnapshotRow, saveSnapshotRow } from './postgres-session-snapshots.ts';
+import type { CoveredLog } from './postgres-session-snapshots.ts';
 import {
   compactLogFormat,
   encodeHeaderLine,
@@ -67,6 +70,9 @@ interface LiveEntry {
   session: Session;
   writer: PostgresSessionWriter;
   lease: PostgresLease;
+  format: SessionLogFormat;
+  /** What the log held when it was opened or created, for its snapshot at release. */
+  covered: CoveredLog;
 }
 
 const settled: Promise<void> = Promise.resolve();
@@ -184,13 +190,14 @@ export class PostgresSessionStore implements SessionStore {
     const encoder = lineEncoder(compactLogFormat, fullHeader.createdAt);
     const lines: string[] = [];
     for (const event of session.log.slice(0, seedLength)) lines.push(encoder.encode(event).slice(0, -1));
+    const headerLine = encodeHeaderLine(fullHeader, compactLogFormat);
     let lease: PostgresLease;
     try {
       lease = await this.#transaction(async (client) => {
         await insertSessionRows(client, this.schema, {
           id: fullHeader.id,
           format: compactLogFormat,
-          headerLine: encodeHeaderLine(fullHeader, compactLogFormat).slice(0, -1),
+          headerLine: headerLine.slice(0, -1),
           createdAt: fullHeader.createdAt,
           updatedAt: lines.length > 0 ? session.log.at(seedLength - 1)!.time : fullHeader.createdAt,
           lines,
@@ -205,7 +212,15 @@ export class PostgresSessionStore implements SessionStore {
     writer.encodeWith(encoder);
     for (const event of early) writer.write(event);
     session.attachPersistence(writer);
-    this.#live.set(header.id, { session, writer, lease });
+    // The stored text so far: the header line, then the seed's lines (what the rows concatenate to).
+    const stored = headerLine + lines.map((line) => `${line}\n`).join('');
+    const covered: CoveredLog = {
+      hash: createHash('sha256').update(stored, 'utf8'),
+      hashedBytes: Buffer.byteLength(stored, 'utf8'),
+      hashedEvents: lines.length,
+      prefixTally: undefined,
+    };
+    this.#live.set(header.id, { session, writer, lease, format: compactLogFormat, covered });
     return session;
   }
 
@@ -216,37 +231,29 @@ export class PostgresSessionStore implements SessionStore {
     if (live !== undefined) throw new SessionLockedError(id, live.lease.holder);
     await this.#assertExists(id);
     const lease = await this.#query(() => acquireLease(this.#pool, this.schema, id, this.leaseMs));
-    let session: Session | undefined;
-    let writer: PostgresSessionWriter | undefined;
+    let entry: LiveEntry;
     try {
-      const parsed = await this.#parse(id, false);
-      const repaired = repairInterruptedTail(parsed.events);
-      writer = this.#writer(lease, parsed.events.length);
-      // The parsed events are this store's own: the session adopts them instead of copying them again.
-      session = constructStoredSession({
-        header: parsed.header,
-        seed: repaired,
-        persistence: writer,
-        hooks: this.#hooks,
-        untouched: 'nothing was changed',
-        seedOwned: true,
-      });
-      // The closers as the session committed them (its own envelope order), in the session's format,
-      // encoded before what the session appended while it was built (its `session/end-seed`), as on disk.
-      const closers = session.log.slice(parsed.events.length, repaired.length);
-      const closerLines = closers.map((event) => parsed.encoder.encode(event));
-      writer.encodeWith(parsed.encoder);
-      await writer.resume(closerLines, closers.at(-1)?.time ?? 0);
+      entry = await this.#load(id, lease);
     } catch (error) {
-      session?.close();
-      writer?.abandon();
       await releaseLease(this.#pool, this.schema, lease).catch(() => {
         // The lease expires on its own; the load error is what the caller needs.
       });
       throw error;
     }
-    this.#live.set(id, { session, writer, lease });
-    return session;
+    this.#live.set(id, entry);
+    return entry.session;
+  }
+
+  /** Reads a stored session for writing (see `loadPostgresSession`). */
+  async #load(id: string, lease: PostgresLease): Promise<LiveEntry> {
+    const loaded = await loadPostgresSession(await this.#logText(id), {
+      id,
+      path: this.#path,
+      readSnapshot: () => readSnapshotRow(this.#pool, this.schema, id),
+      makeWriter: (storedEvents) => this.#writer(lease, storedEvents),
+      hooks: this.#hooks,
+    });
+    return { ...loaded, lease };
   }
 
   async read(id: string): Promise<{ header: SessionHeader; events: AnySessionEvent[] }> {
@@ -284,6 +291,7 @@ export class PostgresSessionStore implements SessionStore {
       // Taking the lease first refuses a session another server holds, and blocks a takeover meanwhile.
       await acquireLease(client, this.schema, id, this.leaseMs);
       await client.query(`delete from ${this.schema}.event_batches where session_id = $1`, [id]);
+      await client.query(`delete from ${this.schema}.session_snapshots where session_id = $1`, [id]);
       await client.query(`delete from ${this.schema}.sessions where id = $1`, [id]);
     });
     this.#summaries.delete(id);
@@ -310,6 +318,8 @@ export class PostgresSessionStore implements SessionStore {
     this.#live.delete(session.id);
     try {
       await live.writer.close();
+      if (live.format === compactLogFormat && live.writer.durableEvents === session.length)
+        await saveSnapshotRow(this.#pool, this.schema, session, live.covered);
     } finally {
       // A fenced writer's token no longer matches: the release then changes nothing.
       await releaseLease(this.#pool, this.schema, live.lease).catch(() => {
@@ -409,17 +419,15 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   #parseText(id: string, stored: StoredSessionLogText, salvage: boolean): ParsedSessionLog {
-    const path = `${this.where} (${this.schema}.events)`;
     // The rows are the disk format's lines: the disk parser validates them the same way.
-    const parsed = parseSessionLog(Buffer.from(stored.text, 'utf8'), { id, path, salvage });
-    if (parsed.format !== stored.format) {
-      throw new SessionError(
-        'SESSION_CORRUPT',
-        `session ${id} (${path}) is recorded in format ${stored.format} but its header line says format ` +
-          `${parsed.format}; nothing was changed`,
-      );
-    }
+    const parsed = parseSessionLog(Buffer.from(stored.text, 'utf8'), { id, path: this.#path, salvage });
+    checkFormat(id, this.#path, stored.format, parsed.format);
     return parsed;
+  }
+
+  /** Where a session's rows are, for error messages. */
+  get #path(): string {
+    return `${this.where} (${this.schema}.events)`;
   }
 
   async #logText(id: string): Promise<StoredSessionLogText> {

@@ -198,6 +198,11 @@ export class SessionSnapshotFiles {
   }
 }
 
+/** `value` when it is a well-formed snapshot of this version for session `id` (parsed JSON), else undefined. */
+export function checkedSessionSnapshot(value: unknown, id: string): SessionSnapshot | undefined {
+  return isSnapshot(value, id) ? value : undefined;
+}
+
 function isSnapshot(value: unknown, id: string): value is SessionSnapshot {
   if (typeof value !== 'object' || value === null) return false;
   const snapshot = value as Partial<SessionSnapshot>;
