@@ -105,9 +105,10 @@ function build(
   const repaired = repairInterruptedTail(loaded.events);
   const read = loaded.firstSeq + loaded.events.length;
   const writer = options.makeWriter(read);
+  let session: Session | undefined;
   try {
     // The parsed events are this store's own: the session adopts them instead of copying them again.
-    const session = constructStoredSession({
+    session = constructStoredSession({
       header: loaded.header,
       seed: repaired,
       persistence: writer,
@@ -123,6 +124,7 @@ function build(
     writer.encodeWith(loaded.encoder);
     return { session, writer, closers, lastTime: closerEvents.at(-1)?.time ?? 0 };
   } catch (error) {
+    session?.close();
     writer.abandon();
     throw error;
   }
