@@ -1,9 +1,10 @@
 import type { Pool, PoolClient } from 'pg';
 import { SessionError } from '../session-error.ts';
+import { compactKindTypes } from './compact-log-codec.ts';
 import { storeError } from './postgres-errors.ts';
 
 /** The schema version this code creates and reads; a database at a newer version is refused untouched. */
-export const postgresSchemaVersion = 3;
+export const postgresSchemaVersion = 4;
 
 /** The oldest server (`server_version_num`) the schema's functions exist on: PostgreSQL 14. */
 const minimumServerVersion = 140000;
@@ -153,7 +154,40 @@ export const postgresMigrations: ReadonlyArray<(schema: string) => string> = [
     end
     $body$;
   `,
+  // Version 4: a session's row records its file format, and its batch rows hold its lines in that format:
+  // format 1 (compact lines, what the disk store writes) for new sessions, format 0 (full envelopes) for
+  // the sessions that exist already, which keep growing in format 0 as old disk files do. A compact line
+  // leans on the lines before it, so SQL cannot rebuild its envelope: the `events` view gives each
+  // line's seq, the session's format, the event type (from the line's kind, its generic form's type, or a
+  // full envelope's leading `type`) and the raw line. A format 1 session's snapshot (what the disk store
+  // keeps in `.snapshots`, saved at release, verified against the rows by their hash) has a row in
+  // `session_snapshots`, so that opening it does not parse its whole log.
+  (schema) => `
+    alter table ${schema}.sessions add column format smallint not null default 0
+      check (format in (0, 1));
+    create table ${schema}.session_snapshots (
+      session_id text primary key,
+      snapshot text not null
+    );
+    drop view ${schema}.events;
+    create view ${schema}.events as
+      select batch.session_id, batch.first_seq + record.ordinality - 1 as seq, session.format,
+        coalesce(
+          (${sqlTextArray(compactKindTypes)})[substring(record.line from '^\\[(\\d{1,4}),')::integer + 1],
+          substring(record.line from '^\\["([^"\\\\]+)",'),
+          substring(record.line from '^\\{"type":"([^"\\\\]+)"')
+        ) as type,
+        record.line
+      from ${schema}.event_batches as batch
+      join ${schema}.sessions as session on session.id = batch.session_id
+      cross join lateral string_to_table(left(batch.lines, -1), E'\\n') with ordinality as record (line, ordinality);
+  `,
 ];
+
+/** A SQL array literal of plain strings (no quote in them: event type names). */
+function sqlTextArray(values: readonly string[]): string {
+  return `array[${values.map((value) => `'${value.replaceAll("'", "''")}'`).join(', ')}]::text[]`;
+}
 
 /** A checked SQL identifier for the schema that holds Rein's tables. */
 export function checkSchemaName(schema: string): string {

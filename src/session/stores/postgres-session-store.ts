@@ -1,6 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { HookBus } from '../../hooks/index.ts';
-import { repairInterruptedTail } from '../crash-repair.ts';
 import { Session } from '../session.ts';
 import type { SessionHeader, SessionPersistence } from '../session.ts';
 import { SessionError } from '../session-error.ts';
@@ -21,15 +21,22 @@ import type { PostgresLease } from './postgres-lease.ts';
 import { ensurePostgresSchema } from './postgres-schema.ts';
 import type { PostgresSchemaState } from './postgres-schema.ts';
 import { insertSessionRows, selectSessionLogText } from './postgres-session-rows.ts';
+import type { StoredSessionLogText } from './postgres-session-rows.ts';
 import { runInTransaction } from './postgres-transaction.ts';
 import { PostgresSessionWriter } from './postgres-session-writer.ts';
 import type { SessionDurability } from './session-file-writer.ts';
 import { SessionLockedError } from './session-lock.ts';
 import type { SessionLockHolder } from './session-lock.ts';
-import type { ParsedSessionLog } from './session-log-format.ts';
+import type { ParsedSessionLog, SessionLogFormat } from './session-log-format.ts';
+import { checkFormat, loadPostgresSession } from './postgres-loaded-session.ts';
+import { readSnapshotRow, saveSnapshotRow } from './postgres-session-snapshots.ts';
+import type { CoveredLog } from './postgres-session-snapshots.ts';
 import {
-  encodeEventLine,
+  compactLogFormat,
   encodeHeaderLine,
+  encodeSessionLog,
+  fullEnvelopeFormat,
+  lineEncoder,
   parseSessionLog,
   sessionLogVersion,
 } from './session-log-format.ts';
@@ -63,16 +70,21 @@ interface LiveEntry {
   session: Session;
   writer: PostgresSessionWriter;
   lease: PostgresLease;
+  format: SessionLogFormat;
+  /** What the log held when it was opened or created, for its snapshot at release. */
+  covered: CoveredLog;
 }
 
 const settled: Promise<void> = Promise.resolve();
 
 /**
  * Sessions in PostgreSQL, for several servers sharing one database: one row per session (its header
- * line), one row per committed batch holding its events' exact full-envelope JSONL lines, each batch
- * appended in one transaction. One writer per session across servers: a lease row with an expiry and a
- * fencing token checked inside every append transaction, so a writer whose lease was taken over
- * (paused, partitioned) can never append again. Reads never take the lease.
+ * line and its format), one row per committed batch holding its events' lines exactly as the disk
+ * store writes them (format 1, compact, for new sessions; format 0 for sessions stored before schema
+ * version 4, which keep it), each batch appended in one transaction. One writer per session across
+ * servers: a lease row with an expiry and a fencing token checked inside every append transaction, so
+ * a writer whose lease was taken over (paused, partitioned) can never append again. Reads never take
+ * the lease.
  */
 export class PostgresSessionStore implements SessionStore {
   /** The database, for messages: the URL without its password. */
@@ -175,14 +187,18 @@ export class PostgresSessionStore implements SessionStore {
       untouched: 'nothing was changed',
     });
     const seedLength = options.seed?.length ?? 0;
+    // New sessions are written in the disk store's current format, with its encoder.
+    const encoder = lineEncoder(compactLogFormat, fullHeader.createdAt);
     const lines: string[] = [];
-    for (const event of session.log.slice(0, seedLength)) lines.push(encodeEventLine(event).slice(0, -1));
+    for (const event of session.log.slice(0, seedLength)) lines.push(encoder.encode(event).slice(0, -1));
+    const headerLine = encodeHeaderLine(fullHeader, compactLogFormat);
     let lease: PostgresLease;
     try {
       lease = await this.#transaction(async (client) => {
         await insertSessionRows(client, this.schema, {
           id: fullHeader.id,
-          headerLine: encodeHeaderLine(fullHeader).slice(0, -1),
+          format: compactLogFormat,
+          headerLine: headerLine.slice(0, -1),
           createdAt: fullHeader.createdAt,
           updatedAt: lines.length > 0 ? session.log.at(seedLength - 1)!.time : fullHeader.createdAt,
           lines,
@@ -194,9 +210,19 @@ export class PostgresSessionStore implements SessionStore {
       throw error;
     }
     const writer = this.#writer(lease, lines.length);
+    writer.encodeWith(encoder);
     for (const event of early) writer.write(event);
     session.attachPersistence(writer);
-    this.#live.set(header.id, { session, writer, lease });
+    // The stored text so far: the header line, then the seed's lines (what the rows concatenate to).
+    const stored = headerLine + lines.map((line) => `${line}\n`).join('');
+    const covered: CoveredLog = {
+      hash: createHash('sha256').update(stored, 'utf8'),
+      hashedBytes: Buffer.byteLength(stored, 'utf8'),
+      hashedEvents: lines.length,
+      readEvents: 0,
+      prefixTally: undefined,
+    };
+    this.#live.set(header.id, { session, writer, lease, format: compactLogFormat, covered });
     return session;
   }
 
@@ -207,37 +233,29 @@ export class PostgresSessionStore implements SessionStore {
     if (live !== undefined) throw new SessionLockedError(id, live.lease.holder);
     await this.#assertExists(id);
     const lease = await this.#query(() => acquireLease(this.#pool, this.schema, id, this.leaseMs));
-    let session: Session | undefined;
-    let writer: PostgresSessionWriter | undefined;
+    let entry: LiveEntry;
     try {
-      const parsed = await this.#parse(id, false);
-      const repaired = repairInterruptedTail(parsed.events);
-      writer = this.#writer(lease, parsed.events.length);
-      // The parsed events are this store's own: the session adopts them instead of copying them again.
-      session = constructStoredSession({
-        header: parsed.header,
-        seed: repaired,
-        persistence: writer,
-        hooks: this.#hooks,
-        untouched: 'nothing was changed',
-        seedOwned: true,
-      });
-      // The closers as the session committed them (its own envelope order), as on disk.
-      const closers = session.log.slice(parsed.events.length, repaired.length);
-      await writer.resume(
-        closers.map((event) => encodeEventLine(event)),
-        closers.at(-1)?.time ?? 0,
-      );
+      entry = await this.#load(id, lease);
     } catch (error) {
-      session?.close();
-      writer?.abandon();
       await releaseLease(this.#pool, this.schema, lease).catch(() => {
         // The lease expires on its own; the load error is what the caller needs.
       });
       throw error;
     }
-    this.#live.set(id, { session, writer, lease });
-    return session;
+    this.#live.set(id, entry);
+    return entry.session;
+  }
+
+  /** Reads a stored session for writing (see `loadPostgresSession`). */
+  async #load(id: string, lease: PostgresLease): Promise<LiveEntry> {
+    const loaded = await loadPostgresSession(await this.#logText(id), {
+      id,
+      path: this.#path,
+      readSnapshot: () => readSnapshotRow(this.#pool, this.schema, id),
+      makeWriter: (storedEvents) => this.#writer(lease, storedEvents),
+      hooks: this.#hooks,
+    });
+    return { ...loaded, lease };
   }
 
   async read(id: string): Promise<{ header: SessionHeader; events: AnySessionEvent[] }> {
@@ -275,6 +293,7 @@ export class PostgresSessionStore implements SessionStore {
       // Taking the lease first refuses a session another server holds, and blocks a takeover meanwhile.
       await acquireLease(client, this.schema, id, this.leaseMs);
       await client.query(`delete from ${this.schema}.event_batches where session_id = $1`, [id]);
+      await client.query(`delete from ${this.schema}.session_snapshots where session_id = $1`, [id]);
       await client.query(`delete from ${this.schema}.sessions where id = $1`, [id]);
     });
     this.#summaries.delete(id);
@@ -301,6 +320,8 @@ export class PostgresSessionStore implements SessionStore {
     this.#live.delete(session.id);
     try {
       await live.writer.close();
+      if (live.format === compactLogFormat && live.writer.durableEvents === session.length)
+        await saveSnapshotRow(this.#pool, this.schema, session, live.covered);
     } finally {
       // A fenced writer's token no longer matches: the release then changes nothing.
       await releaseLease(this.#pool, this.schema, live.lease).catch(() => {
@@ -321,19 +342,27 @@ export class PostgresSessionStore implements SessionStore {
 
   async exportLog(id: string): Promise<string> {
     checkSessionId(id);
-    return this.#logText(id);
+    const stored = await this.#logText(id);
+    // Exports are full envelopes (format 0), whatever the session's format, as from the disk store.
+    if (stored.format === fullEnvelopeFormat) return stored.text;
+    const parsed = this.#parseText(id, stored, false);
+    return encodeSessionLog(parsed.header, parsed.events, fullEnvelopeFormat);
   }
 
   async importLog(text: string, source = 'the imported log'): Promise<SessionHeader> {
     this.#assertWritable();
     const parsed = parseTransferredLog(text, source);
-    const { header, events, lines } = parsed;
+    const { header, events } = parsed;
     checkSessionId(header.id);
     if (this.#live.has(header.id)) throw exists(header.id);
+    // Stored in the disk store's current format, as its own import writes the file.
+    const encoder = lineEncoder(compactLogFormat, header.createdAt);
+    const lines = events.map((event) => encoder.encode(event).slice(0, -1));
     await this.#transaction((client) =>
       insertSessionRows(client, this.schema, {
         id: header.id,
-        headerLine: parsed.headerLine,
+        format: compactLogFormat,
+        headerLine: encodeHeaderLine(header, compactLogFormat).slice(0, -1),
         createdAt: header.createdAt,
         updatedAt: events.at(-1)?.time ?? header.createdAt,
         lines,
@@ -388,16 +417,22 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async #parse(id: string, salvage: boolean): Promise<ParsedSessionLog> {
-    const text = await this.#logText(id);
-    // The rows are the disk format's lines: the disk parser validates them the same way.
-    return parseSessionLog(Buffer.from(text, 'utf8'), {
-      id,
-      path: `${this.where} (${this.schema}.events)`,
-      salvage,
-    });
+    return this.#parseText(id, await this.#logText(id), salvage);
   }
 
-  async #logText(id: string): Promise<string> {
+  #parseText(id: string, stored: StoredSessionLogText, salvage: boolean): ParsedSessionLog {
+    // The rows are the disk format's lines: the disk parser validates them the same way.
+    const parsed = parseSessionLog(Buffer.from(stored.text, 'utf8'), { id, path: this.#path, salvage });
+    checkFormat(id, this.#path, stored.format, parsed.format);
+    return parsed;
+  }
+
+  /** Where a session's rows are, for error messages. */
+  get #path(): string {
+    return `${this.where} (${this.schema}.events)`;
+  }
+
+  async #logText(id: string): Promise<StoredSessionLogText> {
     const text = await this.#query(() => selectSessionLogText(this.#pool, this.schema, id));
     if (text === undefined) throw notFound(id, this.where);
     return text;

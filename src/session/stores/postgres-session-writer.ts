@@ -7,7 +7,10 @@ import { SessionFencedError, renewLease } from './postgres-lease.ts';
 import type { PostgresLease } from './postgres-lease.ts';
 import { CheckpointBatcher } from './checkpoint-batcher.ts';
 import type { SessionDurability } from './checkpoint-batcher.ts';
-import { encodeEventLine } from './session-log-format.ts';
+import type { SessionLineEncoder } from './compact-log-codec.ts';
+
+// How many lines are joined into one string as they are written, as the disk store's writer does.
+const joinedLines = 64;
 
 /** Options of one live session's PostgreSQL writer. */
 export interface PostgresSessionWriterOptions {
@@ -29,8 +32,9 @@ export interface PostgresSessionWriterOptions {
 }
 
 /**
- * The persistence sink of one live session in PostgreSQL: `write` buffers the event's exact
- * full-envelope JSONL line (what `exportLog` gives), and the shared checkpoint batcher commits batches,
+ * The persistence sink of one live session in PostgreSQL: `write` buffers the event's line in the
+ * session's format (the disk store's encoder, continuing the state of the lines stored before), and
+ * the shared checkpoint batcher commits batches,
  * each one row in one transaction that checks the fencing token first (a writer whose lease was taken
  * over stores nothing more). A commit
  * that must survive a machine crash waits for the WAL flush; one that must survive this process waits
@@ -40,6 +44,9 @@ export interface PostgresSessionWriterOptions {
 export class PostgresSessionWriter implements SessionPersistence {
   readonly #options: PostgresSessionWriterOptions;
   readonly #batch: CheckpointBatcher;
+  #encoder: SessionLineEncoder | undefined;
+  // Events written before the encoder was given (the session's own while it is built), in seq order.
+  readonly #early: AnySessionEvent[] = [];
   #lastTime = 0;
   #stored: number;
   #durable: number;
@@ -52,10 +59,15 @@ export class PostgresSessionWriter implements SessionPersistence {
     this.#durable = options.storedEvents;
     this.#batch = new CheckpointBatcher(
       {
-        store: (lines, sync, signal) => this.#commit(lines, sync, signal),
+        store: (lines, sync, signal, events) => this.#commit(lines, sync, signal, events),
         failure: (error) => this.#translate(error),
       },
-      { batchWindowMs: options.batchWindowMs, durability: options.durability },
+      {
+        batchWindowMs: options.batchWindowMs,
+        durability: options.durability,
+        // A batch is sent as one text: its lines are joined as they come (see `joinedRun`).
+        joinedRun: joinedLines,
+      },
     );
     this.#renewal = setInterval(() => this.#renew(), Math.max(50, Math.floor(options.leaseMs / 3)));
     this.#renewal.unref();
@@ -71,10 +83,23 @@ export class PostgresSessionWriter implements SessionPersistence {
     return this.#batch.failure as SessionError | undefined;
   }
 
+  /**
+   * Encodes writes with `encoder` (the session's format, its state past every line stored or about to
+   * be resumed), starting with those that came before it. Until then writes wait unencoded.
+   */
+  encodeWith(encoder: SessionLineEncoder): void {
+    this.#encoder = encoder;
+    for (const event of this.#early.splice(0)) this.write(event);
+  }
+
   write(event: AnySessionEvent): void {
     if (this.#closed) return;
+    if (this.#encoder === undefined) {
+      this.#early.push(event);
+      return;
+    }
     // With the newline that ends a JSONL record: a batch row's text is its lines concatenated.
-    this.#batch.add(encodeEventLine(event));
+    this.#batch.add(this.#encoder.encode(event));
     this.#lastTime = event.time;
   }
 
@@ -83,8 +108,8 @@ export class PostgresSessionWriter implements SessionPersistence {
   }
 
   /**
-   * Commits `lines` (crash-repair closers, each ending in its newline) right away with a WAL flush,
-   * before the session is handed out.
+   * Commits `lines` (crash-repair closers in the session's format, each ending in its newline, encoded
+   * before `encodeWith` got the encoder) right away with a WAL flush, before the session is handed out.
    */
   async resume(lines: readonly string[], lastTime: number): Promise<void> {
     // The closers precede what the session appended while it was built (its `session/end-seed`).
@@ -110,7 +135,12 @@ export class PostgresSessionWriter implements SessionPersistence {
     this.#batch.abandon();
   }
 
-  async #commit(lines: string[], sync: boolean, signal: AbortSignal | undefined): Promise<void> {
+  async #commit(
+    lines: string[],
+    sync: boolean,
+    signal: AbortSignal | undefined,
+    events: number,
+  ): Promise<void> {
     const { pool, schema, lease, leaseMs, channel, retryMs } = this.#options;
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
@@ -123,7 +153,7 @@ export class PostgresSessionWriter implements SessionPersistence {
             lease.sessionId,
             lease.token,
             this.#stored,
-            lines.length,
+            events,
             lines.join(''),
             this.#lastTime,
             leaseMs,
@@ -138,7 +168,7 @@ export class PostgresSessionWriter implements SessionPersistence {
         await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
       }
     }
-    this.#stored += lines.length;
+    this.#stored += events;
     if (sync) {
       this.#durable = this.#stored;
       this.#options.onDurable?.(this.#durable);
