@@ -249,6 +249,9 @@ export class SessionHub {
     if (channel === undefined) return;
     this.#unfollow(channel);
     for (const client of [...channel.clients]) client.end('closed', { reason });
+    // What was read of it is gone with it: the next request asks the store (and learns it is gone).
+    channel.stored = undefined;
+    delete channel.header;
   }
 
   /** Ends every stream, detaches every approver and listener. */

@@ -75,5 +75,13 @@ describe('a stored session opened by a browser', () => {
     const reopened = await f.api('GET', `/api/sessions/${id}/events?from=0`);
     expect((reopened.json as { events: unknown[] }).events).toEqual(grown);
     expect(store.reads).toBe(2);
+
+    // Deleted while its read is kept: the history and the stream are refused, not served from it.
+    expect((await f.api('DELETE', `/api/sessions/${id}`)).status).toBe(200);
+    const gone = await f.api('GET', `/api/sessions/${id}/events?from=0`);
+    expect(gone.status).toBe(404);
+    expect(gone.json).toMatchObject({ error: { code: 'SESSION_NOT_FOUND' } });
+    const refused = await f.api('GET', `/api/sessions/${id}/stream?from=0`);
+    expect(refused.status).toBe(404);
   });
 });
