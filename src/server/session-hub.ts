@@ -267,37 +267,37 @@ export class SessionHub {
 
   /** The session's channel, created with its stored log read once when no agent runs it. */
   async #openChannel(sessionId: string): Promise<Channel> {
-    let reading = this.#opening.get(sessionId);
-    if (reading === undefined) {
-      reading = (async () => {
-        try {
-          const read = this.#harness.agents.has(sessionId)
-            ? undefined
-            : await this.#harness.store.read(sessionId);
-          // Another request may have created the channel while the store was read.
-          let channel = this.#channels.get(sessionId);
-          if (channel === undefined) {
-            channel = {
-              clients: new Set(),
-              stored: read?.events,
-              ...(read !== undefined ? { header: read.header } : {}),
-              approver: undefined,
-              graceTimer: undefined,
-              follow: undefined,
-            };
-            this.#channels.set(sessionId, channel);
-            this.#follow(sessionId, channel);
-            // Kept for a stream that follows (attaching stops the timer), dropped when none does.
-            this.#startGrace(sessionId, channel);
-          }
-          return channel;
-        } finally {
-          this.#opening.delete(sessionId);
-        }
-      })();
-      this.#opening.set(sessionId, reading);
-    }
+    const pending = this.#opening.get(sessionId);
+    if (pending !== undefined) return pending;
+    const reading = this.#readChannel(sessionId);
+    this.#opening.set(sessionId, reading);
+    const settled = (): void => {
+      if (this.#opening.get(sessionId) === reading) this.#opening.delete(sessionId);
+    };
+    // The requests awaiting `reading` get its error; this only forgets it.
+    reading.then(settled, settled);
     return reading;
+  }
+
+  async #readChannel(sessionId: string): Promise<Channel> {
+    const read = this.#harness.agents.has(sessionId) ? undefined : await this.#harness.store.read(sessionId);
+    // Another request may have created the channel while the store was read.
+    let channel = this.#channels.get(sessionId);
+    if (channel === undefined) {
+      channel = {
+        clients: new Set(),
+        stored: read?.events,
+        ...(read !== undefined ? { header: read.header } : {}),
+        approver: undefined,
+        graceTimer: undefined,
+        follow: undefined,
+      };
+      this.#channels.set(sessionId, channel);
+      this.#follow(sessionId, channel);
+      // Kept for a stream that follows (attaching stops the timer), dropped when none does.
+      this.#startGrace(sessionId, channel);
+    }
+    return channel;
   }
 
   #log(sessionId: string): LogView {
