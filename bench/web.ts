@@ -4,6 +4,7 @@
 //   npm run bench:web -- --baseline=/path/to/other/rein # also an older checkout (its dist built), same run
 //   npm run bench:web -- --steps=5000 --deltas=100000 --runs=1
 //   npm run bench:web -- --profile=/tmp/web --trace=/tmp/web  # + CPU profiles, long frames, a Chrome trace
+//   npm run bench:web -- --server-profile=/tmp/web-server   # + each `rein web` process's CPU profile
 //
 // One session of `--steps` tool steps (100 turns, each of steps/100 `read_file` steps and a markdown
 // answer) is run through the real loop into the disk store of a fresh Rein home, beside a short session
@@ -50,6 +51,8 @@ if (baseline !== undefined && baseline !== '')
 const chromiumPath = '/usr/bin/chromium';
 // Writes the page's CPU profiles (open, stream) as `<prefix>-open.cpuprofile` … for DevTools.
 const profilePrefix = options.get('profile');
+// Runs each `rein web` under `node --cpu-prof` and writes its profile into this directory when it exits.
+const serverProfileDirectory = options.get('server-profile');
 // Writes a Chrome trace of the stream (devtools timeline categories) as `<prefix>-stream.json`.
 const tracePrefix = options.get('trace');
 const streamTimeoutSeconds = Number(options.get('stream-timeout') ?? '300');
@@ -137,7 +140,9 @@ async function startWeb(
   const env: NodeJS.ProcessEnv = { ...process.env, REIN_HOME: home };
   for (const name of ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'REIN_MODEL', 'REIN_STORE'])
     delete env[name];
-  const child = spawn(process.execPath, [bin, 'web', '--port', '0'], {
+  const profiling =
+    serverProfileDirectory !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${serverProfileDirectory}`] : [];
+  const child = spawn(process.execPath, [...profiling, bin, 'web', '--port', '0'], {
     cwd: workspace,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

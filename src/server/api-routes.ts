@@ -202,10 +202,7 @@ async function sessionEvents(
   url: URL,
 ): Promise<ApiAnswer> {
   const from = seqParameter(url.searchParams.get('from'));
-  const agent = context.harness.agents.get(sessionId!);
-  const events =
-    agent !== undefined ? agent.session.events : (await context.harness.store.read(sessionId!)).events;
-  const slice = events.slice(from);
+  const slice = await context.hub.events(sessionId!, from);
   // `?settled=1`: what a transcript needs, without the chunks of answered steps (see settledHistory).
   return { body: { events: url.searchParams.get('settled') === '1' ? settledHistory(slice) : slice } };
 }

@@ -18,8 +18,27 @@ export interface DeltaRun {
   readonly gaps: readonly number[];
 }
 
-/** One entry of a `log-runs` message: a durable event as logged, or a run of deltas. */
-export type LogRunEntry = AnySessionEvent | DeltaRun;
+/**
+ * An `assistant/message` whose text or reasoning blocks are each exactly the text the same stream
+ * already sent as deltas: `streamed` is the event with those blocks' `text` left empty, and each pair
+ * of `from` names a block (its position in `data.message.content`) and the chunk block index whose
+ * deltas, joined in order, are its text. A long answer then crosses the wire once, as it streams.
+ */
+export interface StreamedMessage {
+  readonly streamed: AnySessionEvent;
+  readonly from: readonly (readonly [content: number, index: number])[];
+}
+
+/**
+ * A `block-end` chunk whose text or reasoning block is exactly the deltas of its index the same stream
+ * sent: `ended` is the chunk with the block's `text` left empty.
+ */
+export interface StreamedBlockEnd {
+  readonly ended: AnySessionEvent;
+}
+
+/** One entry of a `log-runs` message: a durable event as logged, a run of deltas, or a streamed block. */
+export type LogRunEntry = AnySessionEvent | DeltaRun | StreamedMessage | StreamedBlockEnd;
 
 interface DeltaShape {
   delta: DeltaRun['run'];
@@ -35,18 +54,39 @@ interface DeltaShape {
  * stays as it is. Decoding (`web/src/delta-runs.ts`) gives back events equal to these.
  */
 export function encodeDeltaRuns(events: readonly AnySessionEvent[]): LogRunEntry[] {
-  const entries: LogRunEntry[] = [];
-  let index = 0;
-  while (index < events.length) {
+  return new DeltaRunEncoder().encode(events);
+}
+
+/**
+ * The `log-runs` encoding of one stream, message after message: besides runs, it remembers the deltas
+ * it sent since the last `assistant/message`, and sends that message as a `StreamedMessage` when its
+ * blocks are exactly those deltas joined. The stream's decoder (`DeltaRunDecoder` in the Web UI)
+ * remembers the same deltas by the same rule, so it rebuilds the message as logged.
+ */
+export class DeltaRunEncoder {
+  // The delta texts sent since the last message, by `deltaKey`, in seq order.
+  readonly #sent = new Map<string, string[]>();
+
+  /** The entries of one message of the stream (its events have consecutive seqs). */
+  encode(events: readonly AnySessionEvent[]): LogRunEntry[] {
+    const entries: LogRunEntry[] = [];
+    let index = 0;
+    while (index < events.length) {
+      const end = this.#encodeFrom(events, index, entries);
+      index = end;
+    }
+    return entries;
+  }
+
+  #encodeFrom(events: readonly AnySessionEvent[], index: number, entries: LogRunEntry[]): number {
     const first = events[index]!;
     const shape = deltaShape(first);
     let end = index + 1;
     if (shape !== undefined)
       while (end < events.length && sameRun(shape, events[end]!, events[end - 1]!)) end++;
     if (end - index < 2) {
-      entries.push(first);
-      index = end;
-      continue;
+      entries.push(this.#single(first));
+      return end;
     }
     const texts: string[] = [];
     const gaps: number[] = [];
@@ -54,6 +94,8 @@ export function encodeDeltaRuns(events: readonly AnySessionEvent[]): LogRunEntry
       texts.push(deltaShape(events[at]!)!.text);
       if (at > index) gaps.push(events[at]!.time - events[at - 1]!.time);
     }
+    const sent = this.#sentOf(deltaKey(shape!.delta, shape!.turn, shape!.step, shape!.index));
+    for (const text of texts) sent.push(text);
     entries.push({
       run: shape!.delta,
       turn: shape!.turn,
@@ -64,9 +106,120 @@ export function encodeDeltaRuns(events: readonly AnySessionEvent[]): LogRunEntry
       texts,
       gaps,
     });
-    index = end;
+    return end;
   }
-  return entries;
+
+  // An event sent on its own: a delta is remembered; a message may go out as a `StreamedMessage`.
+  #single(event: AnySessionEvent): LogRunEntry {
+    const delta = streamedDelta(event);
+    if (delta !== undefined) {
+      this.#sentOf(delta.key).push(delta.text);
+      return event;
+    }
+    if (event.type === 'assistant/chunk') return this.#streamedBlockEnd(event);
+    if (event.type !== 'assistant/message') return event;
+    const entry = this.#streamedMessage(event);
+    this.#sent.clear();
+    return entry;
+  }
+
+  #sentOf(key: string): string[] {
+    let texts = this.#sent.get(key);
+    if (texts === undefined) {
+      texts = [];
+      this.#sent.set(key, texts);
+    }
+    return texts;
+  }
+
+  #streamedBlockEnd(event: AnySessionEvent): LogRunEntry {
+    const data = event.data as { turn?: unknown; step?: unknown; chunk?: unknown };
+    const chunk = data.chunk as { type?: unknown; index?: unknown; block?: unknown };
+    if (chunk.type !== 'block-end' || typeof data.turn !== 'number' || typeof data.step !== 'number')
+      return event;
+    const { type, text } = (chunk.block ?? {}) as { type?: unknown; text?: unknown };
+    if ((type !== 'text' && type !== 'reasoning') || typeof text !== 'string' || text === '') return event;
+    if (typeof chunk.index !== 'number') return event;
+    const key = deltaKey(
+      type === 'text' ? 'text-delta' : 'reasoning-delta',
+      data.turn,
+      data.step,
+      chunk.index,
+    );
+    const sent = this.#sent.get(key);
+    if (sent === undefined || !spells(sent, text)) return event;
+    const block = chunk.block as object;
+    return { ended: { ...event, data: { ...data, chunk: { ...chunk, block: { ...block, text: '' } } } } };
+  }
+
+  #streamedMessage(event: AnySessionEvent): LogRunEntry {
+    if (this.#sent.size === 0) return event;
+    const data = event.data as { turn?: unknown; step?: unknown; message?: { content?: unknown } };
+    const content = data.message?.content;
+    if (!Array.isArray(content)) return event;
+    const from: [number, number][] = [];
+    const used = new Set<string>();
+    for (const [position, block] of (content as unknown[]).entries()) {
+      const { type, text } = (block ?? {}) as { type?: unknown; text?: unknown };
+      if ((type !== 'text' && type !== 'reasoning') || typeof text !== 'string' || text === '') continue;
+      const delta = type === 'text' ? 'text-delta' : 'reasoning-delta';
+      if (typeof data.turn !== 'number' || typeof data.step !== 'number') return event;
+      const prefix = `${delta} ${data.turn} ${data.step} `;
+      for (const [key, texts] of this.#sent) {
+        if (!key.startsWith(prefix) || used.has(key) || !spells(texts, text)) continue;
+        used.add(key);
+        from.push([position, Number(key.slice(prefix.length))]);
+        break;
+      }
+    }
+    if (from.length === 0) return event;
+    const blank = new Set(from.map(([position]) => position));
+    const message = data.message as object;
+    const streamed = {
+      ...event,
+      data: {
+        ...data,
+        message: {
+          ...message,
+          content: (content as object[]).map((block, position) =>
+            blank.has(position) ? { ...block, text: '' } : block,
+          ),
+        },
+      },
+    } as AnySessionEvent;
+    return { streamed, from };
+  }
+}
+
+/** True when `texts` joined are exactly `text` (lengths first: most mismatches cost nothing). */
+function spells(texts: readonly string[], text: string): boolean {
+  let length = 0;
+  for (const piece of texts) length += piece.length;
+  return length === text.length && texts.join('') === text;
+}
+
+/**
+ * The key and text of a delta event as both ends of a stream remember it: any `assistant/chunk` whose
+ * chunk is a text or reasoning delta with a string text and numeric turn, step and index (the decoder
+ * applies the same test).
+ */
+function streamedDelta(event: AnySessionEvent): { key: string; text: string } | undefined {
+  if (event.type !== 'assistant/chunk') return undefined;
+  const { turn, step, chunk } = (event.data ?? {}) as { turn?: unknown; step?: unknown; chunk?: unknown };
+  const { type, index, text } = (chunk ?? {}) as { type?: unknown; index?: unknown; text?: unknown };
+  if (
+    (type !== 'text-delta' && type !== 'reasoning-delta') ||
+    typeof text !== 'string' ||
+    typeof turn !== 'number' ||
+    typeof step !== 'number' ||
+    typeof index !== 'number'
+  )
+    return undefined;
+  return { key: deltaKey(type, turn, step, index), text };
+}
+
+function deltaKey(type: string, turn: number, step: number, index: number): string {
+  return `${type} ${turn} ${step} ${index}`;
 }
 
 function sameRun(shape: DeltaShape, event: AnySessionEvent, previous: AnySessionEvent): boolean {

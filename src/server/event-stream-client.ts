@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { AnySessionEvent } from '../index.ts';
-import { encodeDeltaRuns } from './delta-runs.ts';
+import { DeltaRunEncoder } from './delta-runs.ts';
 
 /** Indexed read access to a log: a live session's `log`, or an array of stored events. */
 export interface LogView {
@@ -35,7 +35,8 @@ export interface EventStreamClientOptions {
   batchIntervalMs?: number;
   /**
    * With `batch`: each run goes out as a `log-runs` message instead, its consecutive text and reasoning
-   * deltas of one block encoded as one entry (`delta-runs.ts`) — a streaming answer in a tenth of the bytes.
+   * deltas of one block encoded as one entry (`delta-runs.ts`) — a streaming answer in a tenth of the bytes
+   * — and an answer's `assistant/message` without the texts its deltas already carried to this client.
    */
   deltaRuns?: boolean;
   onClose: () => void;
@@ -72,6 +73,8 @@ export class EventStreamClient {
     { kind: 'timeout'; handle: NodeJS.Timeout } | { kind: 'immediate'; handle: NodeJS.Immediate } | undefined;
   // When this client last wrote (batch mode's pacing), on the monotonic clock.
   #wroteAt = Number.NEGATIVE_INFINITY;
+  // With `deltaRuns`: this stream's encoder (it remembers the deltas sent until their message).
+  #runs: DeltaRunEncoder | undefined;
 
   constructor(response: ServerResponse, options: EventStreamClientOptions) {
     this.#response = response;
@@ -202,8 +205,10 @@ export class EventStreamClient {
       events.push(event);
       this.#next = event.seq + 1;
     }
-    if (this.#options.deltaRuns === true) this.#write('log-runs', encodeDeltaRuns(events), this.#next - 1);
-    else this.#write('log-batch', events, this.#next - 1);
+    if (this.#options.deltaRuns === true) {
+      this.#runs ??= new DeltaRunEncoder();
+      this.#write('log-runs', this.#runs.encode(events), this.#next - 1);
+    } else this.#write('log-batch', events, this.#next - 1);
   }
 
   #write(event: string, data: unknown, id?: number): void {

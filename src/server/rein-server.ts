@@ -59,7 +59,8 @@ export async function startReinServer(options: ReinServerOptions): Promise<ReinS
   // Checked before the session is opened, so a refused session is neither locked nor repaired here.
   const assertWorkspace = async (sessionId: string): Promise<void> => {
     if (options.workspace === undefined) return;
-    const { header } = await harness.store.read(sessionId);
+    // The header of the log a browser just opened, when there is one: not a second read of the file.
+    const header = await hub.header(sessionId);
     const elsewhere = workspaceMismatch(options.workspace, header.cwd);
     if (elsewhere !== undefined) throw elsewhere;
   };
@@ -151,10 +152,8 @@ export async function startReinServer(options: ReinServerOptions): Promise<ReinS
       typeof lastEventId === 'string' && lastEventId !== ''
         ? seqParameter(lastEventId) + 1
         : seqParameter(url.searchParams.get('from'));
-    if (!harness.agents.has(sessionId)) {
-      // Fails with 404 before any stream bytes are sent.
-      await harness.store.read(sessionId);
-    }
+    // Fails with 404 before any stream bytes are sent; a stored log read here is the one the stream sends.
+    await hub.prepare(sessionId);
     response.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-store',

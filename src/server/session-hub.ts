@@ -6,6 +6,7 @@ import type {
   Disposer,
   EpochHeader,
   Harness,
+  SessionHeader,
   UserMessage,
 } from '../index.ts';
 import { EventStreamClient } from './event-stream-client.ts';
@@ -42,6 +43,8 @@ export interface SessionHubOptions {
 interface Channel {
   readonly clients: Set<EventStreamClient>;
   stored: readonly AnySessionEvent[] | undefined;
+  /** The header read with `stored` (a session's header does not change). */
+  header?: SessionHeader;
   approver: Disposer | undefined;
   graceTimer: NodeJS.Timeout | undefined;
   /** Ends the store-level follow of a session another server writes (a shared store). */
@@ -55,6 +58,8 @@ interface Channel {
 export class SessionHub {
   readonly #harness: Harness;
   readonly #channels = new Map<string, Channel>();
+  // Stored reads under way, shared by the requests that need the same session meanwhile.
+  readonly #opening = new Map<string, Promise<Channel>>();
   readonly #routes = new Map<string, ModelRoute>();
   readonly #disposers: Disposer[] = [];
   readonly #liveLimit: number;
@@ -168,23 +173,7 @@ export class SessionHub {
     from: number,
     options: { batch?: boolean; deltaRuns?: boolean } = {},
   ): Promise<EventStreamClient> {
-    let channel = this.#channels.get(sessionId);
-    if (channel === undefined) {
-      const stored = this.#harness.agents.has(sessionId)
-        ? undefined
-        : (await this.#harness.store.read(sessionId)).events;
-      // Another attach may have created the channel while the store was read.
-      channel = this.#channels.get(sessionId) ?? {
-        clients: new Set(),
-        stored,
-        approver: undefined,
-        graceTimer: undefined,
-        follow: undefined,
-      };
-      this.#channels.set(sessionId, channel);
-      this.#follow(sessionId, channel);
-    }
-    const owner = channel;
+    const owner = this.#channels.get(sessionId) ?? (await this.#openChannel(sessionId));
     const client: EventStreamClient = new EventStreamClient(response, {
       from,
       source: () => this.#log(sessionId),
@@ -199,6 +188,39 @@ export class SessionHub {
     this.#ensureApprover(sessionId, owner);
     client.pushLive('hello', this.state(sessionId));
     return client;
+  }
+
+  /**
+   * The events of a session from `from` on: the live log, or the stored one. A stored log is read once
+   * and shared with the streams that follow (a browser fetches the history, then opens its stream);
+   * without a stream it is kept for the grace period, like an approver.
+   */
+  async events(sessionId: string, from: number): Promise<readonly AnySessionEvent[]> {
+    const agent = this.#harness.agents.get(sessionId);
+    if (agent !== undefined) return agent.session.log.slice(from);
+    const channel = this.#channels.get(sessionId) ?? (await this.#openChannel(sessionId));
+    const agentNow = this.#harness.agents.get(sessionId);
+    if (agentNow !== undefined) return agentNow.session.log.slice(from);
+    // A channel a write made before its agent was created has no stored view: the store has the log.
+    const stored = channel.stored ?? (await this.#harness.store.read(sessionId)).events;
+    return stored.slice(from);
+  }
+
+  /** A session's header: the live one, the one read with a stored log a browser has open, or the store's. */
+  async header(sessionId: string): Promise<SessionHeader> {
+    const agent = this.#harness.agents.get(sessionId);
+    if (agent !== undefined) return agent.session.header;
+    return this.#channels.get(sessionId)?.header ?? (await this.#harness.store.read(sessionId)).header;
+  }
+
+  /**
+   * Makes sure a session's stream can be attached: for a session no agent runs here, its stored log is
+   * read now (SESSION_NOT_FOUND when there is none), so a refusal comes before any stream bytes.
+   */
+  async prepare(sessionId: string): Promise<void> {
+    if (this.#harness.agents.has(sessionId) || this.#channels.get(sessionId)?.stored !== undefined) return;
+    if (this.#channels.has(sessionId)) await this.#harness.store.read(sessionId);
+    else await this.#openChannel(sessionId);
   }
 
   /**
@@ -227,6 +249,9 @@ export class SessionHub {
     if (channel === undefined) return;
     this.#unfollow(channel);
     for (const client of [...channel.clients]) client.end('closed', { reason });
+    // What was read of it is gone with it: the next request asks the store (and learns it is gone).
+    channel.stored = undefined;
+    delete channel.header;
   }
 
   /** Ends every stream, detaches every approver and listener. */
@@ -238,6 +263,41 @@ export class SessionHub {
       this.#channels.delete(sessionId);
     }
     for (const dispose of this.#disposers.splice(0)) dispose();
+  }
+
+  /** The session's channel, created with its stored log read once when no agent runs it. */
+  async #openChannel(sessionId: string): Promise<Channel> {
+    const pending = this.#opening.get(sessionId);
+    if (pending !== undefined) return pending;
+    const reading = this.#readChannel(sessionId);
+    this.#opening.set(sessionId, reading);
+    const settled = (): void => {
+      if (this.#opening.get(sessionId) === reading) this.#opening.delete(sessionId);
+    };
+    // The requests awaiting `reading` get its error; this only forgets it.
+    reading.then(settled, settled);
+    return reading;
+  }
+
+  async #readChannel(sessionId: string): Promise<Channel> {
+    const read = this.#harness.agents.has(sessionId) ? undefined : await this.#harness.store.read(sessionId);
+    // Another request may have created the channel while the store was read.
+    let channel = this.#channels.get(sessionId);
+    if (channel === undefined) {
+      channel = {
+        clients: new Set(),
+        stored: read?.events,
+        ...(read !== undefined ? { header: read.header } : {}),
+        approver: undefined,
+        graceTimer: undefined,
+        follow: undefined,
+      };
+      this.#channels.set(sessionId, channel);
+      this.#follow(sessionId, channel);
+      // Kept for a stream that follows (attaching stops the timer), dropped when none does.
+      this.#startGrace(sessionId, channel);
+    }
+    return channel;
   }
 
   #log(sessionId: string): LogView {

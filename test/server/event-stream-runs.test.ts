@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AnySessionEvent } from '../../src/index.ts';
-import { encodeDeltaRuns } from '../../src/server/delta-runs.ts';
-import { decodeDeltaRuns } from '../../web/src/delta-runs.ts';
+import { DeltaRunEncoder, encodeDeltaRuns } from '../../src/server/delta-runs.ts';
+import { DeltaRunDecoder, DeltaRunMismatchError, decodeDeltaRuns } from '../../web/src/delta-runs.ts';
+import type { LogRunEntry } from '../../web/src/delta-runs.ts';
 import type { ServerFixture } from './support.ts';
 import { openStream, serverFixture } from './support.ts';
 
@@ -91,6 +92,77 @@ describe('delta runs', () => {
   });
 });
 
+describe('streamed blocks across messages', () => {
+  const reasoning = (seq: number, text: string): AnySessionEvent =>
+    chunk(seq, 1_000 + seq, { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text } });
+  const text = (seq: number, piece: string): AnySessionEvent => delta(seq, piece, 1);
+  const message = (seq: number, blocks: object[], step = 1): AnySessionEvent => ({
+    type: 'assistant/message',
+    seq,
+    time: 1_000 + seq,
+    data: { turn: 1, step, message: { role: 'assistant', content: blocks, id: `m${seq}` } },
+    surfaceOp: 'append',
+  });
+  const blockEnd = (seq: number, index: number, block: object): AnySessionEvent =>
+    chunk(seq, 1_000 + seq, { turn: 1, step: 1, chunk: { type: 'block-end', index, block } });
+
+  it('sends block ends and the message without the text their deltas carried; decodes them as logged', () => {
+    const messages: AnySessionEvent[][] = [
+      [reasoning(1, 'Let me '), reasoning(2, 'think.'), text(3, 'The answer')],
+      [
+        text(4, ' is 42.'),
+        blockEnd(5, 0, { type: 'reasoning', text: 'Let me think.', signature: 'sig' }),
+        blockEnd(6, 1, { type: 'text', text: 'The answer is 42.' }),
+      ],
+      [
+        message(7, [
+          { type: 'reasoning', text: 'Let me think.', signature: 'sig' },
+          { type: 'text', text: 'The answer is 42.' },
+          { type: 'tool-call', id: 'c1', name: 'read_file', arguments: '{}' },
+        ]),
+        // The next step's answer has no deltas in this stream: it goes as logged.
+        message(8, [{ type: 'text', text: 'The answer is 42.' }], 2),
+      ],
+    ];
+    const encoder = new DeltaRunEncoder();
+    const decoder = new DeltaRunDecoder();
+    const encoded = messages.map((events) => encoder.encode(events));
+    expect(encoded[1]![1]).toEqual({
+      ended: blockEnd(5, 0, { type: 'reasoning', text: '', signature: 'sig' }),
+    });
+    expect(encoded[2]![0]).toEqual({
+      streamed: message(7, [
+        { type: 'reasoning', text: '', signature: 'sig' },
+        { type: 'text', text: '' },
+        { type: 'tool-call', id: 'c1', name: 'read_file', arguments: '{}' },
+      ]),
+      from: [
+        [0, 0],
+        [1, 1],
+      ],
+    });
+    expect(encoded[2]![1]).toBe(messages[2]![1]);
+    const wire = encoded.map((entries) => JSON.parse(JSON.stringify(entries)) as LogRunEntry[]);
+    expect(wire.flatMap((entries) => decoder.decode(entries))).toEqual(messages.flat());
+  });
+
+  it('sends a block whole when its deltas differ (a retried attempt); a decoder without them refuses', () => {
+    const events = [
+      text(1, 'cut sh'),
+      text(2, 'The full answer.'),
+      message(3, [{ type: 'text', text: 'The full answer.' }]),
+    ];
+    const entries = new DeltaRunEncoder().encode(events);
+    expect(entries.at(-1)).toBe(events[2]);
+    expect(new DeltaRunDecoder().decode(entries as LogRunEntry[])).toEqual(events);
+
+    const encoder = new DeltaRunEncoder();
+    encoder.encode([text(1, 'The full answer.')]);
+    const late = encoder.encode([message(2, [{ type: 'text', text: 'The full answer.' }])]);
+    expect(() => new DeltaRunDecoder().decode(late as LogRunEntry[])).toThrow(DeltaRunMismatchError);
+  });
+});
+
 describe('session event stream in delta runs', () => {
   let f: ServerFixture;
   afterEach(async () => {
@@ -119,10 +191,33 @@ describe('session event stream in delta runs', () => {
     await stream.waitFor((frame) => frame.event === 'log-runs' && Number(frame.id) === last);
     const messages = stream.frames.filter((frame) => frame.event === 'log-runs');
     expect(stream.frames.some((frame) => frame.event === 'log' || frame.event === 'log-batch')).toBe(false);
-    const decoded = messages.map((frame) =>
-      decodeDeltaRuns(frame.data as Parameters<typeof decodeDeltaRuns>[0]),
-    );
+    // One decoder for the stream, as the page has: an answer's block end and message refer to the
+    // deltas this stream carried before them, so the answer's text crosses the wire once.
+    const decoder = new DeltaRunDecoder();
+    const decoded = messages.map((frame) => decoder.decode(frame.data as LogRunEntry[]));
     expect(decoded.flat()).toEqual(agent.session.events);
+    const entries = messages.flatMap(
+      (frame) => frame.data as { streamed?: AnySessionEvent; ended?: AnySessionEvent; from?: unknown }[],
+    );
+    const answers = agent.session.events.filter((event) => event.type === 'assistant/message');
+    const streamed = entries.filter((entry) => entry.streamed !== undefined);
+    expect(streamed.map((entry) => entry.streamed!.seq)).toEqual(answers.map((event) => event.seq));
+    for (const entry of streamed) {
+      expect(entry.from).toEqual([[0, 0]]);
+      expect(entry.streamed!.data).toMatchObject({ message: { content: [{ type: 'text', text: '' }] } });
+    }
+    const ends = agent.session.events.filter(
+      (event) =>
+        event.type === 'assistant/chunk' &&
+        (event.data as { chunk: { type: string } }).chunk.type === 'block-end',
+    );
+    expect(ends.length).toBe(2);
+    const ended = entries.filter((entry) => entry.ended !== undefined);
+    expect(ended.map((entry) => entry.ended!.seq)).toEqual(ends.map((event) => event.seq));
+    for (const entry of ended)
+      expect(entry.ended!.data).toMatchObject({ chunk: { block: { type: 'text', text: '' } } });
+    const answer = deltas.join('');
+    expect(messages.some((frame) => JSON.stringify(frame.data).includes(answer))).toBe(false);
     for (const [index, frame] of messages.entries())
       expect(Number(frame.id)).toBe(decoded[index]!.at(-1)!.seq);
     // Runs carry the deltas (a message may start or end with a lone delta, sent as it is).
@@ -139,10 +234,11 @@ describe('session event stream in delta runs', () => {
       { 'last-event-id': String(first) },
     );
     await resumed.waitFor((frame) => frame.event === 'log-runs' && Number(frame.id) === last);
+    const resumedDecoder = new DeltaRunDecoder();
     expect(
       resumed.frames
         .filter((frame) => frame.event === 'log-runs')
-        .flatMap((frame) => decodeDeltaRuns(frame.data as Parameters<typeof decodeDeltaRuns>[0])),
+        .flatMap((frame) => resumedDecoder.decode(frame.data as LogRunEntry[])),
     ).toEqual(agent.session.events.slice(first + 1));
     resumed.close();
   });

@@ -38,6 +38,16 @@ function deltasOf(text: string, size: number): string[] {
 
 const long = longAnswer();
 const short = `A short answer:\n\n${longCode}\n\nThat is **all**.`;
+// About 13 KB of reasoning in lines, one of them blank, and a line longer than a piece.
+const longReasoning = [
+  ...Array.from(
+    { length: 200 },
+    (_, line) => `Step ${line}: consider the ${line % 7}th option <b>&amp;</b>.`,
+  ),
+  '',
+  'x'.repeat(5_000),
+  'The end.',
+].join('\n');
 
 async function lastAnswerSettled(page: Page, turn: number): Promise<void> {
   await expect
@@ -58,6 +68,7 @@ describe.skipIf(!hasChromium)('Web UI: a long answer streamed block by block', (
         { text: deltasOf(long, 40) },
         // Slow enough for the open code block to be seen as plain text while it streams.
         { text: deltasOf(short, 20), delayMs: 3 },
+        { reasoning: deltasOf(longReasoning, 30), text: 'Done.' },
       ],
       { server: { webRoot: shared.webRoot } },
     );
@@ -137,6 +148,46 @@ describe.skipIf(!hasChromium)('Web UI: a long answer streamed block by block', (
       expect(await page.getByTestId('assistant-message').last().locator('.markdown').innerHTML()).toBe(
         streamed,
       );
+      expect(problems).toEqual([]);
+      await page.close();
+    },
+    browserTestTimeout,
+  );
+
+  it(
+    'streams long reasoning into pieces extended in place; it reads as the whole text, after a reload too',
+    async () => {
+      const { id } = (await f!.api('POST', '/api/sessions', {})).json as { id: string };
+      const { page, problems } = await openPage(
+        shared.context,
+        `${f!.server.url}#/s/${encodeURIComponent(id)}`,
+      );
+      await page.getByTestId('composer-input').fill('Think it over');
+      await page.getByTestId('composer-input').press('Enter');
+      await lastAnswerSettled(page, 1);
+      const reasoning = page.getByTestId('assistant-message').last().locator('.reasoning .plain');
+      expect(await reasoning.textContent()).toBe(longReasoning);
+      // Pieces of at least 4 KB that end at a line end; the long line stays in one piece.
+      const pieces = await reasoning.evaluate((element) =>
+        [...element.children].map((child) => child.textContent ?? ''),
+      );
+      expect(pieces.length).toBeGreaterThanOrEqual(3);
+      for (const piece of pieces.slice(0, -1)) {
+        expect(piece.length).toBeGreaterThanOrEqual(4_096);
+        expect(piece.endsWith('\n')).toBe(true);
+      }
+      expect(pieces.some((piece) => piece.includes('x'.repeat(5_000)))).toBe(true);
+      expect(await reasoning.locator('b').count()).toBe(0);
+      // Closed once the answer is done: opened to compare its height with the reloaded one.
+      await page.getByTestId('assistant-message').last().locator('.reasoning summary').click();
+      const height = await reasoning.evaluate((element) => element.getBoundingClientRect().height);
+
+      await page.reload();
+      await lastAnswerSettled(page, 1);
+      await page.getByTestId('assistant-message').last().locator('.reasoning summary').click();
+      const reloaded = page.getByTestId('assistant-message').last().locator('.reasoning .plain');
+      expect(await reloaded.textContent()).toBe(longReasoning);
+      expect(await reloaded.evaluate((element) => element.getBoundingClientRect().height)).toBe(height);
       expect(problems).toEqual([]);
       await page.close();
     },

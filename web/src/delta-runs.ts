@@ -12,18 +12,64 @@ interface DeltaRun {
   gaps: number[];
 }
 
-/** The durable events of a `log-runs` message, in seq order: every run rebuilt into its events. */
-export function decodeDeltaRuns(entries: readonly (LogEvent | DeltaRun)[]): LogEvent[] {
-  const events: LogEvent[] = [];
-  for (const entry of entries) {
-    if (!('run' in entry)) {
-      events.push(entry);
-      continue;
+/** An `assistant/message` whose blocks `from` names are the deltas this stream sent, joined. */
+interface StreamedMessage {
+  streamed: LogEvent;
+  from: [content: number, index: number][];
+}
+
+/** A `block-end` chunk whose block's text is the deltas of its index this stream sent, joined. */
+interface StreamedBlockEnd {
+  ended: LogEvent;
+}
+
+/** One entry of a `log-runs` message. */
+export type LogRunEntry = LogEvent | DeltaRun | StreamedMessage | StreamedBlockEnd;
+
+/** A streamed message names deltas this decoder never saw: the stream must start over. */
+export class DeltaRunMismatchError extends Error {
+  readonly code = 'DELTA_RUN_MISMATCH';
+}
+
+/** The durable events of one `log-runs` message on its own (no earlier message of its stream needed). */
+export function decodeDeltaRuns(entries: readonly LogRunEntry[]): LogEvent[] {
+  return new DeltaRunDecoder().decode(entries);
+}
+
+/**
+ * Decodes the `log-runs` messages of one stream, in order: runs are rebuilt into their events, and a
+ * streamed message gets its blocks' text back from the deltas of this stream since the last message,
+ * remembered by the rule the server's encoder uses (so the text is never parsed twice).
+ */
+export class DeltaRunDecoder {
+  readonly #sent = new Map<string, string[]>();
+
+  /** The durable events of one message, in seq order. */
+  decode(entries: readonly LogRunEntry[]): LogEvent[] {
+    const events: LogEvent[] = [];
+    for (const entry of entries) {
+      if ('run' in entry) {
+        this.#decodeRun(entry, events);
+      } else if ('streamed' in entry) {
+        events.push(this.#rebuild(entry));
+        this.#sent.clear();
+      } else if ('ended' in entry) {
+        events.push(this.#rebuildEnd(entry));
+      } else {
+        this.#remember(entry);
+        events.push(entry);
+      }
     }
+    return events;
+  }
+
+  #decodeRun(entry: DeltaRun, events: LogEvent[]): void {
     const { run: type, turn, step, index, texts, gaps } = entry;
+    const sent = this.#sentOf(deltaKey(type, turn, step, index));
     let time = entry.time;
     for (let at = 0; at < texts.length; at++) {
       if (at > 0) time += gaps[at - 1]!;
+      sent.push(texts[at]!);
       events.push({
         type: 'assistant/chunk',
         seq: entry.seq + at,
@@ -32,5 +78,65 @@ export function decodeDeltaRuns(entries: readonly (LogEvent | DeltaRun)[]): LogE
       });
     }
   }
-  return events;
+
+  // The server's rule (`streamedDelta`): a text or reasoning delta with numeric turn, step and index.
+  #remember(event: LogEvent): void {
+    if (event.type === 'assistant/message') {
+      this.#sent.clear();
+      return;
+    }
+    if (event.type !== 'assistant/chunk') return;
+    const { turn, step, chunk } = (event.data ?? {}) as { turn?: unknown; step?: unknown; chunk?: unknown };
+    const { type, index, text } = (chunk ?? {}) as { type?: unknown; index?: unknown; text?: unknown };
+    if (
+      (type !== 'text-delta' && type !== 'reasoning-delta') ||
+      typeof text !== 'string' ||
+      typeof turn !== 'number' ||
+      typeof step !== 'number' ||
+      typeof index !== 'number'
+    )
+      return;
+    this.#sentOf(deltaKey(type, turn, step, index)).push(text);
+  }
+
+  #rebuild({ streamed, from }: StreamedMessage): LogEvent {
+    const data = streamed.data as { turn: number; step: number; message: { content: { type: string }[] } };
+    const content = [...data.message.content];
+    for (const [position, index] of from) {
+      const block = content[position];
+      const type = block?.type === 'reasoning' ? 'reasoning-delta' : 'text-delta';
+      const texts = this.#sent.get(deltaKey(type, data.turn, data.step, index));
+      if (block === undefined || texts === undefined)
+        throw new DeltaRunMismatchError(`no deltas for block ${position} of message ${streamed.seq}`);
+      content[position] = { ...block, text: texts.join('') } as { type: string };
+    }
+    return { ...streamed, data: { ...data, message: { ...data.message, content } } };
+  }
+
+  #rebuildEnd({ ended }: StreamedBlockEnd): LogEvent {
+    const data = ended.data as {
+      turn: number;
+      step: number;
+      chunk: { index: number; block: { type: string; text: string } };
+    };
+    const { chunk } = data;
+    const type = chunk.block.type === 'reasoning' ? 'reasoning-delta' : 'text-delta';
+    const texts = this.#sent.get(deltaKey(type, data.turn, data.step, chunk.index));
+    if (texts === undefined) throw new DeltaRunMismatchError(`no deltas for the block end ${ended.seq}`);
+    const block = { ...chunk.block, text: texts.join('') };
+    return { ...ended, data: { ...data, chunk: { ...chunk, block } } };
+  }
+
+  #sentOf(key: string): string[] {
+    let texts = this.#sent.get(key);
+    if (texts === undefined) {
+      texts = [];
+      this.#sent.set(key, texts);
+    }
+    return texts;
+  }
+}
+
+function deltaKey(type: string, turn: number, step: number, index: number): string {
+  return `${type} ${turn} ${step} ${index}`;
 }

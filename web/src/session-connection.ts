@@ -1,5 +1,6 @@
 import { ApiError, api, currentToken } from './api.ts';
-import { decodeDeltaRuns } from './delta-runs.ts';
+import { DeltaRunDecoder, DeltaRunMismatchError } from './delta-runs.ts';
+import type { LogRunEntry } from './delta-runs.ts';
 import type { ApprovalRequest, LiveState, LogEvent, WireMessage } from './types.ts';
 
 // Events folded per frame at most for this long (in slices of this many), the rest in the next frame.
@@ -114,13 +115,20 @@ export class SessionConnection {
     source.addEventListener('log-batch', (message) =>
       receive(JSON.parse((message as MessageEvent<string>).data) as LogEvent[]),
     );
-    source.addEventListener('log-runs', (message) =>
-      receive(
-        decodeDeltaRuns(
-          JSON.parse((message as MessageEvent<string>).data) as Parameters<typeof decodeDeltaRuns>[0],
-        ),
-      ),
-    );
+    // One decoder per stream: an answer's message refers to the deltas this stream carried before it.
+    const runs = new DeltaRunDecoder();
+    source.addEventListener('log-runs', (message) => {
+      let events: LogEvent[];
+      try {
+        events = runs.decode(JSON.parse((message as MessageEvent<string>).data) as LogRunEntry[]);
+      } catch (error) {
+        // Not expected (both ends remember the same deltas); a new stream sends the message whole.
+        if (!(error instanceof DeltaRunMismatchError)) throw error;
+        this.#reopen();
+        return;
+      }
+      receive(events);
+    });
     const live = <T>(name: string, handle: (data: T) => void): void => {
       source.addEventListener(name, (message) => {
         this.#flush();

@@ -97,8 +97,17 @@ export class LazyLogPrefix implements SessionLogPrefix {
     const known = this.#replySources.get(seq);
     if (known !== undefined) return known;
     let source = '';
+    // Every reply passed on the way has the same source after it: remembered, so the next walk (from
+    // the next boundary) stops at them instead of going back to the start again.
+    const passed: number[] = [];
     for (let reply = seq; reply >= 0; reply--) {
       if (this.#codes[reply] !== this.#replyCode) continue;
+      const before = this.#replySources.get(reply);
+      if (before !== undefined) {
+        source = before;
+        break;
+      }
+      passed.push(reply);
       const line = this.#parseLine(reply);
       if (Array.isArray(line) && typeof line[0] === 'number') {
         const stated = Array.isArray(line[2]) ? (line[2] as unknown[])[1] : 0;
@@ -112,6 +121,7 @@ export class LazyLogPrefix implements SessionLogPrefix {
       break;
     }
     this.#replySources.set(seq, source);
+    for (const reply of passed) this.#replySources.set(reply, source);
     return source;
   }
 

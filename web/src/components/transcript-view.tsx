@@ -10,6 +10,7 @@ import type {
   TurnEndReason,
 } from '../sdk.ts';
 import { GrowingMarkdownView } from './markdown-view.tsx';
+import { GrowingPlainText } from './growing-plain-text.tsx';
 import { ToolCardView } from './tool-card-view.tsx';
 
 const sourceLabels: Record<string, string> = {
@@ -283,7 +284,7 @@ function AssistantView({ item }: { item: AssistantItem }) {
           return (
             <details key={index} class="reasoning" open={item.streaming}>
               <summary>Reasoning</summary>
-              <div class="plain">{block.text}</div>
+              <GrowingPlainText text={block.text} />
             </details>
           );
         }
