@@ -1,4 +1,5 @@
 import type { AnySessionEvent } from '../index.ts';
+import { streamedDelta, streamedDeltaKey } from '../internal.ts';
 
 /**
  * Consecutive text (or reasoning) deltas of one block, as one entry of a `log-runs` message: event
@@ -94,7 +95,7 @@ export class DeltaRunEncoder {
       texts.push(deltaShape(events[at]!)!.text);
       if (at > index) gaps.push(events[at]!.time - events[at - 1]!.time);
     }
-    const sent = this.#sentOf(deltaKey(shape!.delta, shape!.turn, shape!.step, shape!.index));
+    const sent = this.#sentOf(streamedDeltaKey(shape!.delta, shape!.turn, shape!.step, shape!.index));
     for (const text of texts) sent.push(text);
     entries.push({
       run: shape!.delta,
@@ -140,7 +141,7 @@ export class DeltaRunEncoder {
     const { type, text } = (chunk.block ?? {}) as { type?: unknown; text?: unknown };
     if ((type !== 'text' && type !== 'reasoning') || typeof text !== 'string' || text === '') return event;
     if (typeof chunk.index !== 'number') return event;
-    const key = deltaKey(
+    const key = streamedDeltaKey(
       type === 'text' ? 'text-delta' : 'reasoning-delta',
       data.turn,
       data.step,
@@ -196,30 +197,6 @@ function spells(texts: readonly string[], text: string): boolean {
   let length = 0;
   for (const piece of texts) length += piece.length;
   return length === text.length && texts.join('') === text;
-}
-
-/**
- * The key and text of a delta event as both ends of a stream remember it: any `assistant/chunk` whose
- * chunk is a text or reasoning delta with a string text and numeric turn, step and index (the decoder
- * applies the same test).
- */
-function streamedDelta(event: AnySessionEvent): { key: string; text: string } | undefined {
-  if (event.type !== 'assistant/chunk') return undefined;
-  const { turn, step, chunk } = (event.data ?? {}) as { turn?: unknown; step?: unknown; chunk?: unknown };
-  const { type, index, text } = (chunk ?? {}) as { type?: unknown; index?: unknown; text?: unknown };
-  if (
-    (type !== 'text-delta' && type !== 'reasoning-delta') ||
-    typeof text !== 'string' ||
-    typeof turn !== 'number' ||
-    typeof step !== 'number' ||
-    typeof index !== 'number'
-  )
-    return undefined;
-  return { key: deltaKey(type, turn, step, index), text };
-}
-
-function deltaKey(type: string, turn: number, step: number, index: number): string {
-  return `${type} ${turn} ${step} ${index}`;
 }
 
 function sameRun(shape: DeltaShape, event: AnySessionEvent, previous: AnySessionEvent): boolean {

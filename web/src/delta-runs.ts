@@ -1,4 +1,5 @@
 import type { LogEvent } from './types.ts';
+import { streamedDelta, streamedDeltaKey } from './sdk.ts';
 
 /** A run of consecutive deltas of one block, as the server encodes it (`src/server/delta-runs.ts`). */
 interface DeltaRun {
@@ -65,7 +66,7 @@ export class DeltaRunDecoder {
 
   #decodeRun(entry: DeltaRun, events: LogEvent[]): void {
     const { run: type, turn, step, index, texts, gaps } = entry;
-    const sent = this.#sentOf(deltaKey(type, turn, step, index));
+    const sent = this.#sentOf(streamedDeltaKey(type, turn, step, index));
     let time = entry.time;
     for (let at = 0; at < texts.length; at++) {
       if (at > 0) time += gaps[at - 1]!;
@@ -79,24 +80,14 @@ export class DeltaRunDecoder {
     }
   }
 
-  // The server's rule (`streamedDelta`): a text or reasoning delta with numeric turn, step and index.
+  // The server's rule, shared: a text or reasoning delta with numeric turn, step and index.
   #remember(event: LogEvent): void {
     if (event.type === 'assistant/message') {
       this.#sent.clear();
       return;
     }
-    if (event.type !== 'assistant/chunk') return;
-    const { turn, step, chunk } = (event.data ?? {}) as { turn?: unknown; step?: unknown; chunk?: unknown };
-    const { type, index, text } = (chunk ?? {}) as { type?: unknown; index?: unknown; text?: unknown };
-    if (
-      (type !== 'text-delta' && type !== 'reasoning-delta') ||
-      typeof text !== 'string' ||
-      typeof turn !== 'number' ||
-      typeof step !== 'number' ||
-      typeof index !== 'number'
-    )
-      return;
-    this.#sentOf(deltaKey(type, turn, step, index)).push(text);
+    const delta = streamedDelta(event);
+    if (delta !== undefined) this.#sentOf(delta.key).push(delta.text);
   }
 
   #rebuild({ streamed, from }: StreamedMessage): LogEvent {
@@ -105,7 +96,7 @@ export class DeltaRunDecoder {
     for (const [position, index] of from) {
       const block = content[position];
       const type = block?.type === 'reasoning' ? 'reasoning-delta' : 'text-delta';
-      const texts = this.#sent.get(deltaKey(type, data.turn, data.step, index));
+      const texts = this.#sent.get(streamedDeltaKey(type, data.turn, data.step, index));
       if (block === undefined || texts === undefined)
         throw new DeltaRunMismatchError(`no deltas for block ${position} of message ${streamed.seq}`);
       content[position] = { ...block, text: texts.join('') } as { type: string };
@@ -121,7 +112,7 @@ export class DeltaRunDecoder {
     };
     const { chunk } = data;
     const type = chunk.block.type === 'reasoning' ? 'reasoning-delta' : 'text-delta';
-    const texts = this.#sent.get(deltaKey(type, data.turn, data.step, chunk.index));
+    const texts = this.#sent.get(streamedDeltaKey(type, data.turn, data.step, chunk.index));
     if (texts === undefined) throw new DeltaRunMismatchError(`no deltas for the block end ${ended.seq}`);
     const block = { ...chunk.block, text: texts.join('') };
     return { ...ended, data: { ...data, chunk: { ...chunk, block } } };
@@ -135,8 +126,4 @@ export class DeltaRunDecoder {
     }
     return texts;
   }
-}
-
-function deltaKey(type: string, turn: number, step: number, index: number): string {
-  return `${type} ${turn} ${step} ${index}`;
 }
