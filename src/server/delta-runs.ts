@@ -1,5 +1,5 @@
 import type { AnySessionEvent } from '../index.ts';
-import { streamedDelta, streamedDeltaKey } from '../internal.ts';
+import { StreamedDeltaTexts, streamedDelta, streamedDeltaKey } from '../internal.ts';
 
 /**
  * Consecutive text (or reasoning) deltas of one block, as one entry of a `log-runs` message: event
@@ -66,7 +66,7 @@ export function encodeDeltaRuns(events: readonly AnySessionEvent[]): LogRunEntry
  */
 export class DeltaRunEncoder {
   // The delta texts sent since the last message, by `deltaKey`, in seq order.
-  readonly #sent = new Map<string, string[]>();
+  readonly #sent = new StreamedDeltaTexts();
 
   /** The entries of one message of the stream (its events have consecutive seqs). */
   encode(events: readonly AnySessionEvent[]): LogRunEntry[] {
@@ -95,7 +95,7 @@ export class DeltaRunEncoder {
       texts.push(deltaShape(events[at]!)!.text);
       if (at > index) gaps.push(events[at]!.time - events[at - 1]!.time);
     }
-    const sent = this.#sentOf(streamedDeltaKey(shape!.delta, shape!.turn, shape!.step, shape!.index));
+    const sent = this.#sent.of(streamedDeltaKey(shape!.delta, shape!.turn, shape!.step, shape!.index));
     for (const text of texts) sent.push(text);
     entries.push({
       run: shape!.delta,
@@ -114,7 +114,7 @@ export class DeltaRunEncoder {
   #single(event: AnySessionEvent): LogRunEntry {
     const delta = streamedDelta(event);
     if (delta !== undefined) {
-      this.#sentOf(delta.key).push(delta.text);
+      this.#sent.of(delta.key).push(delta.text);
       return event;
     }
     if (event.type === 'assistant/chunk') return this.#streamedBlockEnd(event);
@@ -122,15 +122,6 @@ export class DeltaRunEncoder {
     const entry = this.#streamedMessage(event);
     this.#sent.clear();
     return entry;
-  }
-
-  #sentOf(key: string): string[] {
-    let texts = this.#sent.get(key);
-    if (texts === undefined) {
-      texts = [];
-      this.#sent.set(key, texts);
-    }
-    return texts;
   }
 
   #streamedBlockEnd(event: AnySessionEvent): LogRunEntry {

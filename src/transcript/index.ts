@@ -2,4 +2,4 @@ export * from './transcript.ts';
 export type { TranscriptCost } from './turn-usage-ledger.ts';
 export * from './transcript-item.ts';
 export type { TranscriptPricing } from './transcript-parts.ts';
-export { streamedDelta, streamedDeltaKey } from './streamed-delta.ts';
+export { StreamedDeltaTexts, streamedDelta, streamedDeltaKey } from './streamed-delta.ts';

@@ -28,3 +28,19 @@ export function streamedDelta(event: {
     return undefined;
   return { key: streamedDeltaKey(type, turn, step, index), text };
 }
+
+/**
+ * The delta texts one end of a `log-runs` stream has seen since the last message, by `streamedDeltaKey`,
+ * in seq order: the server's record of what it sent and the page's of what it received, kept alike.
+ */
+export class StreamedDeltaTexts extends Map<string, string[]> {
+  /** The texts kept under `key`, a new empty list there when it has none yet. */
+  of(key: string): string[] {
+    let texts = this.get(key);
+    if (texts === undefined) {
+      texts = [];
+      this.set(key, texts);
+    }
+    return texts;
+  }
+}

@@ -1,5 +1,5 @@
 import type { LogEvent } from './types.ts';
-import { streamedDelta, streamedDeltaKey } from './sdk.ts';
+import { StreamedDeltaTexts, streamedDelta, streamedDeltaKey } from './sdk.ts';
 
 /** A run of consecutive deltas of one block, as the server encodes it (`src/server/delta-runs.ts`). */
 interface DeltaRun {
@@ -43,7 +43,7 @@ export function decodeDeltaRuns(entries: readonly LogRunEntry[]): LogEvent[] {
  * remembered by the rule the server's encoder uses (so the text is never parsed twice).
  */
 export class DeltaRunDecoder {
-  readonly #sent = new Map<string, string[]>();
+  readonly #sent = new StreamedDeltaTexts();
 
   /** The durable events of one message, in seq order. */
   decode(entries: readonly LogRunEntry[]): LogEvent[] {
@@ -66,7 +66,7 @@ export class DeltaRunDecoder {
 
   #decodeRun(entry: DeltaRun, events: LogEvent[]): void {
     const { run: type, turn, step, index, texts, gaps } = entry;
-    const sent = this.#sentOf(streamedDeltaKey(type, turn, step, index));
+    const sent = this.#sent.of(streamedDeltaKey(type, turn, step, index));
     let time = entry.time;
     for (let at = 0; at < texts.length; at++) {
       if (at > 0) time += gaps[at - 1]!;
@@ -87,7 +87,7 @@ export class DeltaRunDecoder {
       return;
     }
     const delta = streamedDelta(event);
-    if (delta !== undefined) this.#sentOf(delta.key).push(delta.text);
+    if (delta !== undefined) this.#sent.of(delta.key).push(delta.text);
   }
 
   #rebuild({ streamed, from }: StreamedMessage): LogEvent {
@@ -116,14 +116,5 @@ export class DeltaRunDecoder {
     if (texts === undefined) throw new DeltaRunMismatchError(`no deltas for the block end ${ended.seq}`);
     const block = { ...chunk.block, text: texts.join('') };
     return { ...ended, data: { ...data, chunk: { ...chunk, block } } };
-  }
-
-  #sentOf(key: string): string[] {
-    let texts = this.#sent.get(key);
-    if (texts === undefined) {
-      texts = [];
-      this.#sent.set(key, texts);
-    }
-    return texts;
   }
 }
