@@ -1,6 +1,10 @@
-import { createInterface } from 'node:readline';
+import type { createInterface as CreateInterface } from 'node:readline';
+import { lazyModule } from '../llm/lazy-module.ts';
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../index.ts';
 import type { CliIo } from './cli-io.ts';
+
+// Node's readline loads with the first question: a run that asks none does not pay for it.
+const readline = lazyModule<{ createInterface: typeof CreateInterface }>('node:readline');
 
 /**
  * Asks approvals on the terminal, one at a time: allow once, allow for this session, or deny with an
@@ -45,7 +49,7 @@ export class TerminalApprover implements Approver {
     }
     if (request.reason !== undefined) out.write(`  reason:    ${request.reason}\n`);
     // Cooked mode: the terminal echoes and edits the line, and Ctrl-C stays a real SIGINT (the run's handler).
-    const rl = createInterface({ input: this.#io.stdin, terminal: false });
+    const rl = readline().createInterface({ input: this.#io.stdin, terminal: false });
     const lines: string[] = [];
     let waiting: ((line: string | undefined) => void) | undefined;
     rl.on('line', (line) => {
