@@ -380,7 +380,7 @@ describe('the stored form of a snapshot', () => {
     expect(encodeSessionSnapshotBytes(snapshot!)).toEqual(bytes);
     expect(decodeSessionSnapshotBytes(bytes, 'other')).toBeUndefined();
     const damaged = Buffer.from(bytes);
-    damaged[damaged.length - 2] ^= 1;
+    damaged[damaged.length - 2] = damaged[damaged.length - 2]! ^ 1;
     expect(decodeSessionSnapshotBytes(damaged, 'stored')).toBeUndefined();
   });
 });
