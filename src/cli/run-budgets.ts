@@ -1,5 +1,3 @@
-import type { createInterface as CreateInterface } from 'node:readline';
-import { lazyModule } from '../llm/lazy-module.ts';
 import type {
   BudgetKind,
   BudgetLimitName,
@@ -13,9 +11,6 @@ import type { ParsedCommand } from './command-line.ts';
 import { positiveIntegerOption } from './command-line.ts';
 import { runSpec } from './command-specs.ts';
 import { describeBudget, roundCost } from './budget-text.ts';
-
-// Node's readline loads with the first question (see terminal-approver.ts).
-const readline = lazyModule<{ createInterface: typeof CreateInterface }>('node:readline');
 
 /** The `rein run` option that sets each kind of budget. */
 const budgetFlags: Readonly<Record<BudgetKind, string>> = {
@@ -73,12 +68,14 @@ export function budgetPauseMessage(reached: ReachedBudget, sessionId: string): s
  * yes, and when the signal aborts (Ctrl-C) or stdin closes.
  */
 export async function askToRaise(io: CliIo, reached: ReachedBudget, signal: AbortSignal): Promise<boolean> {
+  // Node's readline loads with the first question (see terminal-approver.ts).
+  const { createInterface } = await import('node:readline');
   if (signal.aborted) return false;
   io.stderr.write(
     `\nBudget reached (${describeBudget(reached.limit, reached.used, reached.max)}). Raise and continue? [y/N] `,
   );
   // Cooked mode, as for approvals: Ctrl-C stays the run's SIGINT, which aborts this question.
-  const rl = readline().createInterface({ input: io.stdin, terminal: false });
+  const rl = createInterface({ input: io.stdin, terminal: false });
   try {
     const answer = await new Promise<string | undefined>((resolve) => {
       rl.once('line', resolve);

@@ -1,10 +1,5 @@
-import type { createInterface as CreateInterface } from 'node:readline';
-import { lazyModule } from '../llm/lazy-module.ts';
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../index.ts';
 import type { CliIo } from './cli-io.ts';
-
-// Node's readline loads with the first question: a run that asks none does not pay for it.
-const readline = lazyModule<{ createInterface: typeof CreateInterface }>('node:readline');
 
 /**
  * Asks approvals on the terminal, one at a time: allow once, allow for this session, or deny with an
@@ -32,6 +27,8 @@ export class TerminalApprover implements Approver {
   }
 
   async #ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
+    // Node's readline loads with the first question: a run that asks none does not pay for it.
+    const { createInterface } = await import('node:readline');
     if (signal.aborted) return { decision: 'aborted' };
     this.#before();
     const out = this.#io.stderr;
@@ -49,7 +46,7 @@ export class TerminalApprover implements Approver {
     }
     if (request.reason !== undefined) out.write(`  reason:    ${request.reason}\n`);
     // Cooked mode: the terminal echoes and edits the line, and Ctrl-C stays a real SIGINT (the run's handler).
-    const rl = readline().createInterface({ input: this.#io.stdin, terminal: false });
+    const rl = createInterface({ input: this.#io.stdin, terminal: false });
     const lines: string[] = [];
     let waiting: ((line: string | undefined) => void) | undefined;
     rl.on('line', (line) => {
