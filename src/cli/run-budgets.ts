@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline';
 import type {
   BudgetKind,
   BudgetLimitName,
@@ -69,6 +68,8 @@ export function budgetPauseMessage(reached: ReachedBudget, sessionId: string): s
  * yes, and when the signal aborts (Ctrl-C) or stdin closes.
  */
 export async function askToRaise(io: CliIo, reached: ReachedBudget, signal: AbortSignal): Promise<boolean> {
+  // Node's readline loads with the first question (see terminal-approver.ts).
+  const { createInterface } = await import('node:readline');
   if (signal.aborted) return false;
   io.stderr.write(
     `\nBudget reached (${describeBudget(reached.limit, reached.used, reached.max)}). Raise and continue? [y/N] `,

@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline';
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../index.ts';
 import type { CliIo } from './cli-io.ts';
 
@@ -28,6 +27,8 @@ export class TerminalApprover implements Approver {
   }
 
   async #ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
+    // Node's readline loads with the first question: a run that asks none does not pay for it.
+    const { createInterface } = await import('node:readline');
     if (signal.aborted) return { decision: 'aborted' };
     this.#before();
     const out = this.#io.stderr;

@@ -1,6 +1,6 @@
 // Lazy start: which of Rein's own modules a `rein` process actually loads, read from a module hook in the
 // real process and mapped back to sources through the bundle's source maps.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,14 @@ beforeAll(() => {
 });
 
 afterAll(() => box.cleanup());
+
+/** The built-in modules (`node:…`, internal ones included) a log recorded, as Node lists them. */
+function builtins(logPath: string): string[] {
+  return readFileSync(logPath, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('node:'))
+    .map((line) => line.slice('node:'.length));
+}
 
 /** The sources (relative to the checkout) of every Rein module file a log recorded, plus the packages. */
 function loaded(logPath: string): { sources: string[]; packages: string[] } {
@@ -100,6 +108,33 @@ describe('lazy CLI start: a command loads only its own code', () => {
     });
     expect(result.code).toBe(0);
     expect(loaded(logPath).packages).toEqual([]);
+  });
+
+  it('rein run loads neither child_process nor readline until a bash call or a question needs them', async () => {
+    // Without a file to read, the demo answers in one step and calls no tool.
+    const empty = join(box.root, 'nothing-to-read');
+    mkdirSync(empty, { recursive: true });
+    const quiet = recordingEnv();
+    const answered = await runRein(['run', '--model', 'demo/running-example', '--approve', 'yolo', 'hi'], {
+      cwd: empty,
+      env: quiet.env,
+    });
+    expect(answered.code).toBe(0);
+    const names = builtins(quiet.logPath);
+    // The recorder lists what the run did load: the store's built-ins.
+    expect(names).toEqual(expect.arrayContaining(['fs/promises', 'crypto']));
+    // (`net` is not among them: a piped stdout is a socket.)
+    const deferred = ['child_process', 'internal/child_process', 'dgram', 'readline'];
+    expect(names.filter((name) => deferred.includes(name))).toEqual([]);
+    // With the README, its second step counts the lines with `bash`: child_process loads then.
+    const shell = recordingEnv();
+    const ran = await runRein(['run', '--model', 'demo/running-example', '--approve', 'yolo', 'hi'], {
+      cwd: box.root,
+      env: shell.env,
+    });
+    expect(ran.code).toBe(0);
+    expect(`${ran.stdout}${ran.stderr}`).toContain('⏺ bash');
+    expect(builtins(shell.logPath)).toContain('child_process');
   });
 
   it('rein web loads neither the terminal approver nor the run command', async () => {

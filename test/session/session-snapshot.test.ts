@@ -9,7 +9,12 @@ import { tallySession } from '../../src/session/session-summary.ts';
 import { DiskSessionStore, SessionCorruptError } from '../../src/session/stores/index.ts';
 import { LazyLogPrefix } from '../../src/session/stores/lazy-log-prefix.ts';
 import { parseSessionLogHeader } from '../../src/session/stores/session-log-format.ts';
-import { encodeSessionSnapshot } from '../../src/session/stores/session-snapshot.ts';
+import {
+  decodeSessionSnapshot,
+  decodeSessionSnapshotBytes,
+  encodeSessionSnapshot,
+  encodeSessionSnapshotBytes,
+} from '../../src/session/stores/session-snapshot.ts';
 import type { SessionSnapshot } from '../../src/session/stores/session-snapshot.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 import { generateSession } from '../../bench/resume.ts';
@@ -287,6 +292,24 @@ describe('a snapshot that does not match its log is ignored', () => {
     await expectFullRead(async () => truncate(snapshotPath(), (await stat(snapshotPath())).size - 10));
   });
 
+  it('when one byte of its JSON changed, inside a non-ASCII character', async () => {
+    await expectFullRead(async () => {
+      // Opened and released again: the snapshot now holds the surface events read from the file.
+      const store = new DiskSessionStore({ root });
+      await store.release(await store.open('spoiled'));
+      const bytes = await readFile(snapshotPath());
+      // The answers are ASCII; the snapshot's JSON gets a multi-byte character edited into a copy of it.
+      const text = bytes.toString('utf8');
+      const at = text.indexOf('answer 5');
+      expect(at).toBeGreaterThan(0);
+      const edited = Buffer.from(`${text.slice(0, at)}ånswer 5${text.slice(at + 'answer 5'.length)}`);
+      const position = Buffer.byteLength(text.slice(0, at)) + 1;
+      expect(edited[position]).toBe(0xa5);
+      edited[position] = 0xa4;
+      await writeFile(snapshotPath(), edited);
+    });
+  });
+
   it('when it is of an older or unknown format', async () => {
     await expectFullRead(() => editSnapshot((snapshot) => void (snapshot.version = 0)));
   });
@@ -335,6 +358,30 @@ describe('a snapshot that does not match its log is ignored', () => {
     await expectFullRead(() =>
       editSnapshot((snapshot) => void (snapshot.events = (snapshot.events as number) - 1)),
     );
+  });
+});
+
+describe('the stored form of a snapshot', () => {
+  it('is the same bytes whether encoded as text (PostgreSQL) or as bytes (the disk), and decodes alike', async () => {
+    const store = new DiskSessionStore({ root });
+    const session = await store.create({ id: 'stored' });
+    for (let turn = 0; turn < 4; turn++)
+      appendTextTurn(session, `question ${turn} – é`, `answer ${turn} — ✓`);
+    await store.release(session);
+    // Opened and released again: the snapshot now holds the surface events read from the file.
+    await store.release(await store.open('stored'));
+    const bytes = await readFile(join(root, '.snapshots', 'stored.json'));
+    const snapshot = decodeSessionSnapshotBytes(bytes, 'stored');
+    expect(snapshot).toBeDefined();
+    expect(snapshot!.surfaceEvents.length).toBeGreaterThan(0);
+    expect(JSON.stringify(snapshot!.surfaceEvents)).toContain('— ✓');
+    expect(decodeSessionSnapshot(bytes.toString('utf8'), 'stored')).toEqual(snapshot);
+    expect(encodeSessionSnapshotBytes(snapshot!)).toEqual(Buffer.from(encodeSessionSnapshot(snapshot!)));
+    expect(encodeSessionSnapshotBytes(snapshot!)).toEqual(bytes);
+    expect(decodeSessionSnapshotBytes(bytes, 'other')).toBeUndefined();
+    const damaged = Buffer.from(bytes);
+    damaged[damaged.length - 2] = damaged[damaged.length - 2]! ^ 1;
+    expect(decodeSessionSnapshotBytes(damaged, 'stored')).toBeUndefined();
   });
 });
 

@@ -247,16 +247,32 @@ describe('what a snapshot saves beyond the surface', () => {
     }
     const snapshot = await readSnapshot('loop');
     expect(snapshot.scans['compaction-lookups/1']).toMatchObject({ events: snapshot.events });
-    const opened = await openBothWays('loop');
+    // Both runs logged the same envelope: it is saved once, the later one by its seq alone.
+    const saved = (snapshot.scans['compaction-lookups/1']!.state as { headers: Record<string, unknown>[] })
+      .headers;
+    expect(saved.map((entry) => Object.keys(entry))).toEqual([['seq', 'header'], ['seq']]);
     const lookups = (session: Session): unknown => ({
       latest: latestRequestHeader(session),
       before: requestHeaderBefore(session, session.length)?.json,
+      atEach: saved.map((entry) => requestHeaderBefore(session, (entry.seq as number) + 1)),
       window: loggedContextWindow(session, { provider: 'scripted', model: 'test-model' }),
       lock: openCompactionId(session),
     });
+    const opened = await openBothWays('loop');
+    expect(opened.resumed.scans.restored('compaction-lookups/1')).toBeDefined();
     expect(lookups(opened.resumed)).toEqual(lookups(opened.full));
     expect(lookups(opened.resumed)).toMatchObject({ window: 8_000, lock: undefined });
     expect(stateOf(opened.resumed)).toEqual(stateOf(opened.full));
     await opened.release();
+    // A saved state whose first header is given by seq alone (nothing before it to repeat) does not
+    // fit: it is ignored and the lookups are rebuilt from the log, as a full scan builds them.
+    await editSnapshot('loop', (spoiled) => {
+      const state = spoiled.scans['compaction-lookups/1']!.state as { headers: Record<string, unknown>[] };
+      delete state.headers[0]!.header;
+    });
+    const respoiled = await openBothWays('loop');
+    expect(respoiled.resumed.deferredEvents).toBeGreaterThan(0);
+    expect(lookups(respoiled.resumed)).toEqual(lookups(respoiled.full));
+    await respoiled.release();
   });
 });

@@ -34,9 +34,13 @@ const indexes = new WeakMap<Session, LogIndex>();
 // The name of this index in a session's saved scan states.
 const lookupsScan = 'compaction-lookups/1';
 
-/** What the index saves for a snapshot: headers without their JSON, context windows as pairs. */
+/**
+ * What the index saves for a snapshot: headers without their JSON, one equal to the header before it by
+ * its seq alone (most requests of a session repeat the same system prompt and tools, several KB each,
+ * and a snapshot would otherwise carry a copy per request); context windows as pairs.
+ */
 interface SavedLookups {
-  headers: { seq: number; header: EpochHeader }[];
+  headers: { seq: number; header?: EpochHeader }[];
   contextWindows: [string, number | null][];
   lock: string | null;
 }
@@ -102,8 +106,14 @@ function restoredIndex(session: Session): LogIndex | undefined {
   for (const entry of headers as unknown[]) {
     const { seq, header } = (entry ?? {}) as { seq?: unknown; header?: unknown };
     if (typeof seq !== 'number' || seq <= last || seq >= saved.events) return undefined;
-    if (typeof header !== 'object' || header === null) return undefined;
     last = seq;
+    const previous = index.headers.at(-1);
+    if (header === undefined && previous !== undefined) {
+      // Equal to the one before: the same frozen header and JSON serve both.
+      index.headers.push({ seq, header: previous.header, json: previous.json });
+      continue;
+    }
+    if (typeof header !== 'object' || header === null) return undefined;
     let frozen: EpochHeader;
     try {
       frozen = snapshotJson(header as EpochHeader, '$', false);
@@ -124,7 +134,9 @@ function restoredIndex(session: Session): LogIndex | undefined {
 
 function savedIndex(index: LogIndex): SavedLookups {
   return {
-    headers: index.headers.map(({ seq, header }) => ({ seq, header })),
+    headers: index.headers.map(({ seq, header, json }, position) =>
+      position > 0 && index.headers[position - 1]!.json === json ? { seq } : { seq, header },
+    ),
     contextWindows: [...index.contextWindows].map(([key, window]) => [key, window ?? null]),
     lock: index.lock ?? null,
   };

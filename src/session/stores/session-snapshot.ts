@@ -214,14 +214,14 @@ export class SessionSnapshotFiles {
 
   /** The snapshot of a session, if an intact, well-formed one of this version exists. */
   async read(id: string): Promise<SessionSnapshot | undefined> {
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = await readFile(this.#pathOf(id), 'utf8');
+      bytes = await readFile(this.#pathOf(id));
     } catch {
       // No snapshot yet: the log is read in full.
       return undefined;
     }
-    return decodeSessionSnapshot(text, id);
+    return decodeSessionSnapshotBytes(bytes, id);
   }
 
   /** Saves a session's snapshot, replacing the one before. */
@@ -230,7 +230,7 @@ export class SessionSnapshotFiles {
     const temporary = `${path}.${randomUUID()}.tmp`;
     try {
       await mkdir(this.#directory, { recursive: true, mode: 0o700 });
-      await writeFile(temporary, encodeSessionSnapshot(snapshot), { mode: 0o600 });
+      await writeFile(temporary, encodeSessionSnapshotBytes(snapshot), { mode: 0o600 });
       await rename(temporary, path);
     } catch {
       // A read-only or full disk: the next open reads the log in full. The temporary may be left over.
@@ -265,6 +265,40 @@ export function encodeSessionSnapshot(snapshot: SessionSnapshot): string {
 }
 
 /**
+ * `encodeSessionSnapshot` as UTF-8 bytes, converted once: the JSON's bytes are both what is hashed and
+ * what is written (a snapshot of a few hundred surface events is a few hundred KB).
+ */
+export function encodeSessionSnapshotBytes(snapshot: SessionSnapshot): Buffer {
+  const json = Buffer.from(JSON.stringify(snapshot));
+  const check = createHash('sha256').update(json).digest('hex');
+  return Buffer.concat([Buffer.from(`${checkOpening}${check}${snapshotOpening}`), json, closingBrace]);
+}
+
+const closingBrace = Buffer.from('}');
+
+/**
+ * `decodeSessionSnapshot` of stored UTF-8 bytes: the check is computed over the JSON's bytes as read, so
+ * only the JSON is decoded to text, once.
+ */
+export function decodeSessionSnapshotBytes(bytes: Buffer, id: string): SessionSnapshot | undefined {
+  // The opening is ASCII: its characters are its bytes.
+  if (
+    bytes.length <= checkedJsonStart ||
+    bytes.toString('latin1', 0, checkOpening.length) !== checkOpening ||
+    bytes.toString('latin1', checkOpening.length + 64, checkedJsonStart) !== snapshotOpening ||
+    bytes[bytes.length - 1] !== closingBrace[0]
+  )
+    return undefined;
+  const json = bytes.subarray(checkedJsonStart, bytes.length - 1);
+  if (
+    createHash('sha256').update(json).digest('hex') !==
+    bytes.toString('latin1', checkOpening.length, checkOpening.length + 64)
+  )
+    return undefined;
+  return parsedSnapshot(json.toString('utf8'), id);
+}
+
+/**
  * The snapshot a stored text holds, if the text is whole (its JSON hashes to its check: the surface
  * events it serves in place of the log's lines must be exactly what was saved) and is a well-formed
  * snapshot of this version for session `id`; anything else reads as none, and the log is read in full.
@@ -283,6 +317,11 @@ export function decodeSessionSnapshot(text: string, id: string): SessionSnapshot
     text.slice(checkOpening.length, checkOpening.length + 64)
   )
     return undefined;
+  return parsedSnapshot(json, id);
+}
+
+/** The snapshot checked JSON holds, if it is a well-formed snapshot of this version for session `id`. */
+function parsedSnapshot(json: string, id: string): SessionSnapshot | undefined {
   let value: unknown;
   try {
     value = JSON.parse(json);

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcessByStdio } from 'node:child_process';
+import type { ChildProcessByStdio, spawn as Spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { existsSync, statSync } from 'node:fs';
+import { lazyModule } from '../../llm/lazy-module.ts';
 import { defineTool } from '../tool.ts';
 import type { Tool } from '../tool.ts';
 import { ToolError } from '../tool-error.ts';
@@ -10,6 +10,10 @@ import { pathArgument } from './builtin-settings.ts';
 import { OutputCollector } from './bounded-output.ts';
 import { signalGroup, terminateGroup } from './process-group.ts';
 import { sandboxArguments, sandboxStatus } from './sandbox.ts';
+
+// Node's child_process (and the net and stream modules it loads) waits for the first command: a run
+// that never calls `bash` does not pay for loading it.
+const childProcess = lazyModule<{ spawn: typeof Spawn }>('node:child_process');
 
 /** Arguments of `bash`. */
 export interface BashArgs {
@@ -135,7 +139,7 @@ export function createBashTool(settings: BuiltinSettings): Tool<BashArgs> {
       }
       let child: ChildProcessByStdio<null, Readable, null>;
       try {
-        child = spawn(program, programArguments, {
+        child = childProcess().spawn(program, programArguments, {
           cwd: directory.real,
           env: commandEnvironment(process.env, settings.allowEnv),
           detached: true,

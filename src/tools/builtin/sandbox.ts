@@ -1,8 +1,12 @@
-import { spawnSync } from 'node:child_process';
+import type { spawnSync as SpawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { lazyModule } from '../../llm/lazy-module.ts';
 import { isWithin } from './workspace.ts';
+
+// Loaded by the first probe, not at start-up (see bash-tool.ts).
+const childProcess = lazyModule<{ spawnSync: typeof SpawnSync }>('node:child_process');
 
 /** How `bash` is confined when its tool set is sandboxed. */
 export interface SandboxSettings {
@@ -94,7 +98,7 @@ export function sandboxStatus(setting?: string): SandboxStatus {
   const cached = probes.get(bwrap);
   if (cached !== undefined) return cached;
   const shell = existsSync('/bin/sh') ? '/bin/sh' : '/bin/bash';
-  const probe = spawnSync(bwrap, [...baseArguments(false), '--', shell, '-c', 'exit 0'], {
+  const probe = childProcess().spawnSync(bwrap, [...baseArguments(false), '--', shell, '-c', 'exit 0'], {
     encoding: 'utf8',
     timeout: 10_000,
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -118,7 +122,9 @@ export function sandboxStatus(setting?: string): SandboxStatus {
       detail: `${bwrap} cannot create the sandbox's namespaces here (${reason || `exit ${probe.status}`})`,
     };
   } else {
-    const version = spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5_000 }).stdout?.trim();
+    const version = childProcess()
+      .spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5_000 })
+      .stdout?.trim();
     status = {
       available: true,
       bwrap,
