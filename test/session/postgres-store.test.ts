@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
@@ -328,6 +329,51 @@ describePostgres('PostgresSessionStore: bad input, follow, export and import', (
       await reader.close();
     }
   });
+
+  it("keeps its connection across a pause longer than the driver's 10 s idle timeout, and an idle store lets its process exit", async () => {
+    const target = fresh();
+    const store = await PostgresSessionStore.connect({ url: target.url });
+    try {
+      const backend = async (): Promise<number> =>
+        (await store.query<{ pid: number }>('select pg_backend_pid() as pid'))[0]!.pid;
+      const first = await store.create({ id: 'paced' });
+      appendTextTurn(first, 'first', 'one');
+      await store.release(first);
+      const before = await backend();
+      // Nothing live: no lease renewal touches the pool while it waits.
+      await new Promise((done) => setTimeout(done, 11_000));
+      // The same server process (its plans and caches warm) serves the next session's appends.
+      expect(await backend()).toBe(before);
+      const second = await store.open('paced');
+      appendTextTurn(second, 'second', 'two');
+      await store.release(second);
+      const stored = await store.read('paced');
+      const turn = ['turn/start', 'step/start', 'user/message', 'assistant/message', 'step/end', 'turn/end'];
+      // Opening a stored session for writing marks where its stored part ends.
+      expect(stored.events.map((event) => event.type)).toEqual([...turn, 'session/end-seed', ...turn]);
+      expect(stored.events.map((event) => event.seq)).toEqual(stored.events.map((_, index) => index));
+    } finally {
+      await store.close();
+    }
+    // A process that used a store and never closed it exits once nothing else is pending.
+    const started = Date.now();
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `import { PostgresSessionStore } from ${JSON.stringify(join(import.meta.dirname, '../../src/index.ts'))};
+         const store = await PostgresSessionStore.connect({ url: process.env.STORE_URL });
+         await store.query('select 1');`,
+      ],
+      { env: { ...process.env, STORE_URL: target.url }, encoding: 'utf8', timeout: 20_000 },
+    );
+    expect(child.stderr).toBe('');
+    expect(child.status).toBe(0);
+    expect(Date.now() - started).toBeLessThan(9_000);
+  }, 40_000);
 
   it('exports and imports between disk and PostgreSQL byte for byte; the CLI shows both the same', async () => {
     const target = fresh();

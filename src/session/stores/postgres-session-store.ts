@@ -141,6 +141,12 @@ export class PostgresSessionStore implements SessionStore {
       connectionString: parsed.connectionString,
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: 10_000,
+      // A new connection costs the server an authentication and, at its first append, the plans,
+      // function compilation and catalog caches (measured: ~10 ms of server CPU, 30–40 µs a step of a
+      // 300-step turn against 4–10 when warm), so idle connections stay open between sessions and turns
+      // a person paces minutes apart, instead of the driver's 10 s; they never hold the process open.
+      idleTimeoutMillis: 5 * 60_000,
+      allowExitOnIdle: true,
       application_name: 'rein',
     });
     pool.on('error', () => {

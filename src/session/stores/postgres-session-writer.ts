@@ -98,8 +98,10 @@ export class PostgresSessionWriter implements SessionPersistence {
       this.#early.push(event);
       return;
     }
-    // With the newline that ends a JSONL record: a batch row's text is its lines concatenated.
-    this.#batch.add(this.#encoder.encode(event));
+    // With the newline that ends a JSONL record: a batch row's text is its lines concatenated. Every
+    // event written here is one `Session.append` committed (as in the disk store's writer), so the
+    // encoder need not check its envelope.
+    this.#batch.add(this.#encoder.encode(event, true));
     this.#lastTime = event.time;
   }
 
