@@ -258,15 +258,9 @@ const checkOpening = '{"check":"';
 const snapshotOpening = '","snapshot":';
 const checkedJsonStart = checkOpening.length + 64 + snapshotOpening.length;
 
-/** A snapshot's stored text: its JSON behind the SHA-256 of that JSON, so a damaged copy reads as none. */
-export function encodeSessionSnapshot(snapshot: SessionSnapshot): string {
-  const json = JSON.stringify(snapshot);
-  return `${checkOpening}${createHash('sha256').update(json).digest('hex')}${snapshotOpening}${json}}`;
-}
-
 /**
- * `encodeSessionSnapshot` as UTF-8 bytes, converted once: the JSON's bytes are both what is hashed and
- * what is written (a snapshot of a few hundred surface events is a few hundred KB).
+ * A snapshot's stored bytes: its JSON behind the SHA-256 of that JSON, so a damaged copy reads as none;
+ * converted to UTF-8 once, since the JSON's bytes are both what is hashed and what is written.
  */
 export function encodeSessionSnapshotBytes(snapshot: SessionSnapshot): Buffer {
   const json = Buffer.from(JSON.stringify(snapshot));
@@ -277,8 +271,9 @@ export function encodeSessionSnapshotBytes(snapshot: SessionSnapshot): Buffer {
 const closingBrace = Buffer.from('}');
 
 /**
- * `decodeSessionSnapshot` of stored UTF-8 bytes: the check is computed over the JSON's bytes as read, so
- * only the JSON is decoded to text, once.
+ * The snapshot stored bytes hold, if they are whole (the JSON's bytes hash to the check: the surface
+ * events it serves in place of the log's lines must be exactly what was saved) and are a well-formed
+ * snapshot of this version for session `id`; anything else reads as none, and the log is read in full.
  */
 export function decodeSessionSnapshotBytes(bytes: Buffer, id: string): SessionSnapshot | undefined {
   // The opening is ASCII: its characters are its bytes.
@@ -298,26 +293,14 @@ export function decodeSessionSnapshotBytes(bytes: Buffer, id: string): SessionSn
   return parsedSnapshot(json.toString('utf8'), id);
 }
 
-/**
- * The snapshot a stored text holds, if the text is whole (its JSON hashes to its check: the surface
- * events it serves in place of the log's lines must be exactly what was saved) and is a well-formed
- * snapshot of this version for session `id`; anything else reads as none, and the log is read in full.
- */
+/** `encodeSessionSnapshotBytes` as text, for a store that keeps the snapshot in a text column. */
+export function encodeSessionSnapshot(snapshot: SessionSnapshot): string {
+  return encodeSessionSnapshotBytes(snapshot).toString('utf8');
+}
+
+/** `decodeSessionSnapshotBytes` of a stored text. */
 export function decodeSessionSnapshot(text: string, id: string): SessionSnapshot | undefined {
-  if (
-    text.length <= checkedJsonStart ||
-    !text.startsWith(checkOpening) ||
-    text.slice(checkOpening.length + 64, checkedJsonStart) !== snapshotOpening ||
-    !text.endsWith('}')
-  )
-    return undefined;
-  const json = text.slice(checkedJsonStart, -1);
-  if (
-    createHash('sha256').update(json).digest('hex') !==
-    text.slice(checkOpening.length, checkOpening.length + 64)
-  )
-    return undefined;
-  return parsedSnapshot(json, id);
+  return decodeSessionSnapshotBytes(Buffer.from(text, 'utf8'), id);
 }
 
 /** The snapshot checked JSON holds, if it is a well-formed snapshot of this version for session `id`. */
