@@ -89,9 +89,9 @@ const settled: Promise<void> = Promise.resolve();
  * line and its format), one row per committed batch holding its events' lines exactly as the disk
  * store writes them (format 1, compact, for new sessions; format 0 for sessions stored before schema
  * version 4, which keep it), each batch appended in one transaction. One writer per session across
- * servers: a lease row with an expiry and a fencing token checked inside every append transaction, so
- * a writer whose lease was taken over (paused, partitioned) can never append again. Reads never take
- * the lease.
+ * servers: a lease row with an expiry and a fencing token, copied into the session row where every
+ * append transaction checks it, so a writer whose lease was taken over (paused, partitioned) can never
+ * append again. Reads never take the lease.
  */
 export class PostgresSessionStore implements SessionStore {
   /** The database, for messages: the URL without its password. */

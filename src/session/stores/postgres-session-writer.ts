@@ -192,7 +192,8 @@ export class PostgresSessionWriter implements SessionPersistence {
       this.#notifiedAt = performance.now();
       clearTimeout(this.#lateNotify);
       this.#lateNotify = undefined;
-    } else if (owed && this.#lateNotify === undefined && !this.#closed) {
+    } else if (owed && this.#lateNotify === undefined) {
+      // Armed while closing too: the closing sync commit, or `close` itself, sends what is owed.
       const wait = Math.max(0, this.#notifiedAt + notifyIntervalMs - performance.now());
       this.#lateNotify = setTimeout(() => void this.#notifyLate(), wait);
     }
