@@ -8,8 +8,10 @@
 //  2. W2 streaming with every chunk durable: one text delta appended, then flushed, at a time.
 //  3. Cold resume of a 100k-event session in a fresh process (target ≤ 1 s), disk beside it.
 //  4. 100 concurrent sessions on 2 server processes: p50/p99 checkpoint (append commit) latency.
+//  5. Follow latency: a follower on another store of the same process, p50/p99 from a commit's return to
+//     the follower's delivery of its last event, NOTIFY on every commit (interval 0) beside the default.
 // The database: REIN_TEST_POSTGRES_URL, else a temporary server from scripts/postgres-test-server.sh.
-// Options: --steps=300 --reps=3 --chunks=500 --events=100000 --sessions=100 --batches=20
+// Options: --steps=300 --reps=3 --chunks=500 --events=100000 --sessions=100 --batches=20 --follows=300
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -166,6 +168,61 @@ async function measureDurableChunks(
   return count / (elapsed / 1000);
 }
 
+/**
+ * A writer committing `commits` unsynced batches (`process-crash`, a tool checkpoint each, 1 ms apart)
+ * of three chunk events, followed from another store: ms from each commit's return to the delivery of
+ * its last event (both clocks this process's).
+ */
+async function measureFollowLatency(
+  url: string,
+  id: string,
+  notifyIntervalMs: number,
+  commits: number,
+): Promise<number[]> {
+  const writer = await PostgresSessionStore.connect({ url, durability: 'process-crash', notifyIntervalMs });
+  const reader = await PostgresSessionStore.connect({ url });
+  const delivered = new Map<number, number>();
+  const controller = new AbortController();
+  const committed: Array<{ seq: number; at: number }> = [];
+  try {
+    const session = await writer.create({ id });
+    session.append('turn/start', { turn: 1 });
+    session.append('step/start', { turn: 1, step: 1 });
+    await writer.flush(session);
+    reader.follow(id, {
+      from: 0,
+      signal: controller.signal,
+      onEvents: (events) => {
+        const at = performance.now();
+        for (const event of events) delivered.set(event.seq, at);
+      },
+    });
+    // The follower has caught up with the start before the measured commits.
+    while (!delivered.has(session.length - 1)) await new Promise((done) => setTimeout(done, 1));
+    for (let index = 0; index < commits; index++) {
+      for (let chunk = 0; chunk < 3; chunk++) {
+        session.append('assistant/chunk', {
+          turn: 1,
+          step: 1,
+          chunk: { type: 'text-delta', index: 0, text: 'word ' },
+        });
+      }
+      await session.checkpoint('tool');
+      committed.push({ seq: session.length - 1, at: performance.now() });
+      await new Promise((done) => setTimeout(done, 1));
+    }
+    const deadline = performance.now() + 10_000;
+    while (!delivered.has(session.length - 1) && performance.now() < deadline)
+      await new Promise((done) => setTimeout(done, 1));
+    await writer.release(session);
+  } finally {
+    controller.abort();
+    await writer.close();
+    await reader.close();
+  }
+  return committed.map(({ seq, at }) => (delivered.get(seq) ?? Number.POSITIVE_INFINITY) - at);
+}
+
 /** One store variant of the W1 comparison: its label, tool, and how each repetition gets its store. */
 type StoreVariant = [label: string, kind: StepTool, make: (onDurable: () => void) => Promise<SessionStore>];
 
@@ -179,6 +236,7 @@ async function compareStores(
   steps: number,
   reps: number,
   chunks: number,
+  follows: number,
   serverDirectory: string | undefined,
 ): Promise<void> {
   const stores: PostgresSessionStore[] = [];
@@ -359,6 +417,33 @@ async function compareStores(
   console.log(
     `  postgres  ${median(pgRate).toFixed(0).padStart(7)} chunks/s   ${(median(pgRate) / median(diskRate)).toFixed(2)}× disk`,
   );
+  const intervals = [0, 50];
+  const followed = new Map<number, number[]>(intervals.map((interval) => [interval, []]));
+  for (let rep = 0; rep < reps; rep++) {
+    for (let index = 0; index < intervals.length; index++) {
+      const interval = intervals[(rep + index) % intervals.length]!;
+      followed
+        .get(interval)!
+        .push(
+          ...(await measureFollowLatency(
+            schemaUrl(url, 'bench_steps'),
+            `follow-${interval}-${rep}`,
+            interval,
+            follows,
+          )),
+        );
+    }
+  }
+  console.log(
+    `\nFollow latency, another store's follower (${follows} unsynced commits 1 ms apart × ${reps} reps, ` +
+      'from the commit returning to the follower delivering its last event):',
+  );
+  for (const [interval, latencies] of followed) {
+    console.log(
+      `  notify interval ${`${interval} ms`.padEnd(6)} p50 ${quantile(latencies, 0.5).toFixed(2)} ms, ` +
+        `p99 ${quantile(latencies, 0.99).toFixed(2)} ms, max ${Math.max(...latencies).toFixed(2)} ms`,
+    );
+  }
   for (const store of stores) await store.close();
 }
 
@@ -439,6 +524,7 @@ async function main(): Promise<void> {
   const eventCount = option('events', 100_000);
   const sessions = option('sessions', 100);
   const batches = option('batches', 20);
+  const follows = option('follows', 300);
   const directory = mkdtempSync(join(tmpdir(), 'rein-bench-postgres-'));
   let url = process.env.REIN_TEST_POSTGRES_URL;
   const serverEnv = { ...process.env, REIN_TEST_POSTGRES_DIR: `${directory}-server` };
@@ -469,6 +555,7 @@ async function main(): Promise<void> {
         `--steps=${steps}`,
         `--reps=${reps}`,
         `--chunks=${chunks}`,
+        `--follows=${follows}`,
         ...(serverDirectory !== undefined ? [`--server-dir=${serverDirectory}`] : []),
       ]),
     );
@@ -557,6 +644,7 @@ if (process.argv[1] !== undefined && script === resolve(process.argv[1])) {
       option('steps', 300),
       option('reps', 3),
       option('chunks', 500),
+      option('follows', 300),
       process.argv.find((arg) => arg.startsWith('--server-dir='))?.slice('--server-dir='.length),
     );
   } else if (process.argv.includes('--phase=cold')) {

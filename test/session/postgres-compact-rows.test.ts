@@ -192,7 +192,7 @@ describePostgres('PostgresSessionStore: format 1 (compact) rows and the version 
 
     const migrated = await PostgresSessionStore.connect({ url: older.url });
     try {
-      expect(migrated.schemaState).toMatchObject({ version: 4, migrated: 1 });
+      expect(migrated.schemaState).toMatchObject({ version: 5, migrated: 2 });
       expect(await migrated.exportLog('old')).toBe(exported);
       const before = await storedRows(url, older.schema, 'old');
       expect(before.format).toBe(fullEnvelopeFormat);

@@ -203,7 +203,7 @@ describePostgres('PostgresSessionStore: bad input, follow, export and import', (
     expect(await foreignKeys()).toBe(1);
 
     const migrated = await PostgresSessionStore.connect({ url: older.url });
-    expect(migrated.schemaState).toMatchObject({ version: 4, migrated: 3 });
+    expect(migrated.schemaState).toMatchObject({ version: 5, migrated: 4 });
     expect(await foreignKeys()).toBe(0);
     expect(await migrated.exportLog('old')).toBe(exported);
     const rows = (): Promise<{ version: number; batches: string; events: string; lines: string[] }> =>
@@ -218,7 +218,7 @@ describePostgres('PostgresSessionStore: bad input, follow, export and import', (
         return { ...counts.rows[0]!, lines: view.rows.map((row) => row.line) };
       });
     // The old rows became one batch per 4096 seqs; the events view still lists them one by one.
-    expect(await rows()).toEqual({ version: 4, batches: '1', events: String(lines.length), lines });
+    expect(await rows()).toEqual({ version: 5, batches: '1', events: String(lines.length), lines });
 
     const reopened = await migrated.open('old');
     appendTextTurn(reopened, 'third', 'appended after the migration');
@@ -240,7 +240,7 @@ describePostgres('PostgresSessionStore: bad input, follow, export and import', (
     expect((await rows()).batches).toBe('3');
 
     await migrated.delete('old');
-    expect(await rows()).toEqual({ version: 4, batches: '0', events: '0', lines: [] });
+    expect(await rows()).toEqual({ version: 5, batches: '0', events: '0', lines: [] });
     await migrated.close();
   });
 

@@ -34,7 +34,9 @@ export class SessionFencedError extends SessionError {
 
 /**
  * Takes the write lease of a stored session: free, released, or expired (its holder stopped renewing)
- * leases are taken with a new fencing token. Throws SessionLockedError naming the live holder.
+ * leases are taken with a new fencing token, which the same statement writes into the session row under
+ * its lock (where every append checks it). Throws SessionLockedError naming the live holder, and
+ * SessionError `SESSION_NOT_FOUND` when the session has no row.
  */
 export async function acquireLease(
   db: Queryable,
@@ -43,17 +45,28 @@ export async function acquireLease(
   leaseMs: number,
 ): Promise<PostgresLease> {
   const holder: SessionLockHolder = { pid: process.pid, host: hostname(), acquiredAt: Date.now(), token: '' };
-  const taken = await db.query<{ token: string }>(
-    `insert into ${schema}.leases (session_id, token, holder, acquired_at, expires_at)
-     values ($1, nextval('${schema}.fence_tokens'), $2, $3, clock_timestamp() + $4 * interval '1 millisecond')
-     on conflict (session_id) do update set token = excluded.token, holder = excluded.holder,
-       acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
-     where ${schema}.leases.holder is null or ${schema}.leases.expires_at < clock_timestamp()
-     returning token::text as token`,
+  // The session row's lock comes first, then the lease row's: the order every lease-taking transaction
+  // (create, open, delete) uses, and an append waits on the first only.
+  const taken = await db.query<{ found: boolean; token: string | null }>(
+    `with session as (
+       select id from ${schema}.sessions where id = $1 for update
+     ), taken as (
+       insert into ${schema}.leases (session_id, token, holder, acquired_at, expires_at)
+       select id, nextval('${schema}.fence_tokens'), $2, $3, clock_timestamp() + $4 * interval '1 millisecond'
+       from session
+       on conflict (session_id) do update set token = excluded.token, holder = excluded.holder,
+         acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
+       where ${schema}.leases.holder is null or ${schema}.leases.expires_at < clock_timestamp()
+       returning token
+     ), fenced as (
+       update ${schema}.sessions set lease_token = taken.token from taken where ${schema}.sessions.id = $1
+     )
+     select exists (select 1 from session) as found, (select token::text from taken) as token`,
     [sessionId, JSON.stringify({ pid: holder.pid, host: holder.host }), holder.acquiredAt, leaseMs],
   );
   const row = taken.rows[0];
-  if (row === undefined) {
+  if (row?.found !== true) throw new SessionError('SESSION_NOT_FOUND', `no session ${sessionId} to lease`);
+  if (row.token === null) {
     throw new SessionLockedError(sessionId, await leaseHolderOf(db, schema, sessionId), 'it holds the lease');
   }
   return { sessionId, token: row.token, holder: { ...holder, token: row.token } };

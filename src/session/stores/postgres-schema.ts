@@ -4,7 +4,7 @@ import { compactKindTypes } from './compact-log-codec.ts';
 import { storeError } from './postgres-errors.ts';
 
 /** The schema version this code creates and reads; a database at a newer version is refused untouched. */
-export const postgresSchemaVersion = 4;
+export const postgresSchemaVersion = 5;
 
 /** The oldest server (`server_version_num`) the schema's functions exist on: PostgreSQL 14. */
 const minimumServerVersion = 140000;
@@ -181,6 +181,66 @@ export const postgresMigrations: ReadonlyArray<(schema: string) => string> = [
       from ${schema}.event_batches as batch
       join ${schema}.sessions as session on session.id = batch.session_id
       cross join lateral string_to_table(left(batch.lines, -1), E'\\n') with ordinality as record (line, ordinality);
+  `,
+  // Version 5: the session row holds the fencing token of its lease (`lease_token`), which the lease's
+  // acquisition sets under the session row's lock. An append checks it in the update of the session
+  // row it makes anyway, so it writes no lease row (renewal is the holder's timer, a third of the lease
+  // apart), and sends its NOTIFY only when the writer asks (see `postgresNotifyIntervalMs`). The old
+  // append function is dropped, not kept: a version 4 server still running would take leases without
+  // setting `lease_token`, so its appends must fail rather than slip past the fence. Written to be
+  // rerun safely (the advisory lock makes it run once; `if not exists`/`or replace` make a rerun idle).
+  (schema) => `
+    alter table ${schema}.sessions add column if not exists lease_token bigint;
+    update ${schema}.sessions as session set lease_token = lease.token
+      from ${schema}.leases as lease
+      where lease.session_id = session.id and session.lease_token is distinct from lease.token;
+    drop function if exists ${schema}.append_events(text, bigint, bigint, integer, text, bigint, integer, boolean, text);
+    create or replace function ${schema}.append_events(
+      p_session text, p_token bigint, p_first bigint, p_count integer, p_lines text, p_time bigint,
+      p_sync boolean, p_notify boolean, p_channel text
+    ) returns bigint language plpgsql as $body$
+    declare
+      current_token bigint;
+      stored bigint;
+    begin
+      if not p_sync then
+        perform set_config('synchronous_commit', 'off', true);
+      end if;
+      -- The update takes the session row's lock and checks the token under it: a takeover (which sets
+      -- the token under the same lock) waits for this commit, or wins before it and this finds no row.
+      if p_count > 0 then
+        update ${schema}.sessions set event_count = p_first + p_count, updated_at = p_time
+          where id = p_session and lease_token = p_token and event_count = p_first;
+      else
+        -- Nothing to add: the lock still checks the fence, and assigns the transaction the id whose
+        -- commit record a synced call waits for (flushing every earlier unsynced commit).
+        perform 1 from ${schema}.sessions where id = p_session and lease_token = p_token for update;
+      end if;
+      if not found then
+        select lease_token, event_count into current_token, stored from ${schema}.sessions
+          where id = p_session;
+        if current_token is distinct from p_token then
+          raise exception using errcode = 'RE001',
+            message = format('session %s: write lease %s was taken over (now %s)', p_session, p_token,
+              coalesce(current_token::text, 'none'));
+        end if;
+        -- A retried batch whose first attempt committed (the reply was lost) is already there.
+        if stored = p_first + p_count then
+          return stored;
+        end if;
+        raise exception using errcode = 'RE002',
+          message = format('session %s holds %s events, the batch starts at %s', p_session, stored, p_first);
+      end if;
+      if p_count > 0 then
+        insert into ${schema}.event_batches (session_id, first_seq, line_count, lines)
+          values (p_session, p_first, p_count, p_lines);
+      end if;
+      if p_notify then
+        perform pg_notify(p_channel, p_session || ' ' || (p_first + p_count));
+      end if;
+      return p_first + p_count;
+    end
+    $body$;
   `,
 ];
 

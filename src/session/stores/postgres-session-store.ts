@@ -58,6 +58,13 @@ export interface PostgresSessionStoreOptions {
   durability?: SessionDurability;
   /** How long a lost connection is retried before a checkpoint fails; 15 s by default. */
   retryMs?: number;
+  /**
+   * The least time between two NOTIFYs (which wake followers on other servers) of a session's commits
+   * that are not synced; synced commits (turn ends, flushes, releases, and under `power-loss` those
+   * before writing tool bodies) always notify, and a skipped one is sent late, at the end of the
+   * interval. 0 notifies every commit; 50 ms by default.
+   */
+  notifyIntervalMs?: number;
   /** Connections in the pool; 10 by default. */
   poolSize?: number;
   /** Prices models for the `cost` of session listings. */
@@ -82,9 +89,9 @@ const settled: Promise<void> = Promise.resolve();
  * line and its format), one row per committed batch holding its events' lines exactly as the disk
  * store writes them (format 1, compact, for new sessions; format 0 for sessions stored before schema
  * version 4, which keep it), each batch appended in one transaction. One writer per session across
- * servers: a lease row with an expiry and a fencing token checked inside every append transaction, so
- * a writer whose lease was taken over (paused, partitioned) can never append again. Reads never take
- * the lease.
+ * servers: a lease row with an expiry and a fencing token, copied into the session row where every
+ * append transaction checks it, so a writer whose lease was taken over (paused, partitioned) can never
+ * append again. Reads never take the lease.
  */
 export class PostgresSessionStore implements SessionStore {
   /** The database, for messages: the URL without its password. */
@@ -133,6 +140,13 @@ export class PostgresSessionStore implements SessionStore {
       throw new SessionError(
         'STORE_URL',
         `the lease must be a whole number of milliseconds ≥ 100, not ${leaseMs}`,
+      );
+    }
+    const notifyMs = options.notifyIntervalMs;
+    if (notifyMs !== undefined && (!Number.isSafeInteger(notifyMs) || notifyMs < 0)) {
+      throw new SessionError(
+        'STORE_URL',
+        `the notify interval must be a whole number of milliseconds ≥ 0, not ${notifyMs}`,
       );
     }
     // pg (and the fetch stack it probes at load) costs tens of milliseconds: only a PostgreSQL store loads it.
@@ -485,6 +499,7 @@ export class PostgresSessionStore implements SessionStore {
       batchWindowMs: this.#options.batchWindowMs ?? 100,
       durability: this.#options.durability ?? 'power-loss',
       retryMs: this.#options.retryMs ?? 15_000,
+      notifyIntervalMs: this.#options.notifyIntervalMs ?? 50,
       ...(onDurable !== undefined ? { onDurable: (count: number) => onDurable(id, count) } : {}),
     });
   }

@@ -28,6 +28,11 @@ export interface PostgresSessionWriterOptions {
   durability: SessionDurability;
   /** How long a lost connection is retried before a checkpoint fails. */
   retryMs: number;
+  /**
+   * The least time between two NOTIFYs of commits that are not synced (synced ones always notify);
+   * one that falls sooner is sent late by a timer. 0 notifies every commit.
+   */
+  notifyIntervalMs: number;
   onDurable?: (eventCount: number) => void;
 }
 
@@ -38,8 +43,11 @@ export interface PostgresSessionWriterOptions {
  * each one row in one transaction that checks the fencing token first (a writer whose lease was taken
  * over stores nothing more). A commit
  * that must survive a machine crash waits for the WAL flush; one that must survive this process waits
- * for the server's commit (`synchronous_commit = off`). A lost connection is retried (the append is
- * idempotent per batch); after the first other failure every later checkpoint rejects with it.
+ * for the server's commit (`synchronous_commit = off`). Followers are woken by a NOTIFY with every
+ * synced commit and at most once per `notifyIntervalMs` otherwise; a commit whose NOTIFY was skipped
+ * arms a timer that sends it at the end of the interval, so no commit stays unannounced. A lost
+ * connection is retried (the append is idempotent per batch); after the first other failure every
+ * later checkpoint rejects with it.
  */
 export class PostgresSessionWriter implements SessionPersistence {
   readonly #options: PostgresSessionWriterOptions;
@@ -51,6 +59,9 @@ export class PostgresSessionWriter implements SessionPersistence {
   #stored: number;
   #durable: number;
   readonly #renewal: NodeJS.Timeout;
+  // When the last NOTIFY was sent (performance.now), and the timer of one owed since.
+  #notifiedAt = Number.NEGATIVE_INFINITY;
+  #lateNotify: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(options: PostgresSessionWriterOptions) {
@@ -127,6 +138,8 @@ export class PostgresSessionWriter implements SessionPersistence {
       await this.#batch.close();
     } finally {
       clearInterval(this.#renewal);
+      // The closing commit notified if it stored anything; a NOTIFY still owed goes now.
+      if (this.#lateNotify !== undefined) await this.#notifyLate();
     }
   }
 
@@ -134,6 +147,8 @@ export class PostgresSessionWriter implements SessionPersistence {
   abandon(): void {
     this.#closed = true;
     clearInterval(this.#renewal);
+    clearTimeout(this.#lateNotify);
+    this.#lateNotify = undefined;
     this.#batch.abandon();
   }
 
@@ -143,8 +158,10 @@ export class PostgresSessionWriter implements SessionPersistence {
     signal: AbortSignal | undefined,
     events: number,
   ): Promise<void> {
-    const { pool, schema, lease, leaseMs, channel, retryMs } = this.#options;
+    const { pool, schema, lease, channel, retryMs, notifyIntervalMs } = this.#options;
     const started = Date.now();
+    const owed = events > 0 || this.#lateNotify !== undefined;
+    const notify = owed && (sync || performance.now() - this.#notifiedAt >= notifyIntervalMs);
     for (let attempt = 0; ; attempt++) {
       try {
         // A named statement: each pooled connection parses and plans the call once, not once a commit.
@@ -158,8 +175,8 @@ export class PostgresSessionWriter implements SessionPersistence {
             events,
             lines.join(''),
             this.#lastTime,
-            leaseMs,
             sync,
+            notify,
             channel,
           ],
         });
@@ -171,10 +188,32 @@ export class PostgresSessionWriter implements SessionPersistence {
       }
     }
     this.#stored += events;
+    if (notify) {
+      this.#notifiedAt = performance.now();
+      clearTimeout(this.#lateNotify);
+      this.#lateNotify = undefined;
+    } else if (owed && this.#lateNotify === undefined) {
+      // Armed while closing too: the closing sync commit, or `close` itself, sends what is owed.
+      const wait = Math.max(0, this.#notifiedAt + notifyIntervalMs - performance.now());
+      this.#lateNotify = setTimeout(() => void this.#notifyLate(), wait);
+    }
     if (sync) {
       this.#durable = this.#stored;
       this.#options.onDurable?.(this.#durable);
     }
+  }
+
+  /** Sends the NOTIFY owed for commits whose own was skipped (its payload: the events stored now). */
+  async #notifyLate(): Promise<void> {
+    clearTimeout(this.#lateNotify);
+    this.#lateNotify = undefined;
+    this.#notifiedAt = performance.now();
+    const { pool, lease, channel } = this.#options;
+    await pool
+      .query('select pg_notify($1, $2)', [channel, `${lease.sessionId} ${this.#stored}`])
+      .catch(() => {
+        // The database is unreachable: followers catch up at their next poll or reconnect.
+      });
   }
 
   #renew(): void {
