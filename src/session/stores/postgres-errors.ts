@@ -16,6 +16,23 @@ export function errorCodeOf(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+/** The code a failure carries when the connection it ran on broke or could not be opened. */
+export const connectionLostCode = 'REIN_CONNECTION_LOST';
+
+/**
+ * A failure of the connection itself rather than of a statement: node-postgres reports a socket closed
+ * under a query, or a connect that timed out, as an Error without a code, so the code is given where the
+ * connection's own state shows what happened (postgres-connection.ts).
+ */
+export class ConnectionLostError extends Error {
+  readonly code = connectionLostCode;
+
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'ConnectionLostError';
+  }
+}
+
 const networkCodes = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -27,18 +44,14 @@ const networkCodes = new Set([
 
 /**
  * True for a failure that a retry on a new connection may fix: the server was unreachable, restarted
- * or shut the connection (class 08, admin shutdown, starting up), or the socket broke.
+ * or shut the connection (class 08, admin shutdown, starting up), the socket broke, or the connection
+ * was lost under a query (`REIN_CONNECTION_LOST`, given where the connection's state shows it).
  */
 export function isTransient(error: unknown): boolean {
   const code = errorCodeOf(error);
-  if (code === undefined) {
-    const message = error instanceof Error ? error.message : '';
-    // node-postgres reports a socket closed under a query without a code.
-    return /Connection terminated|connection is closed|Client has encountered a connection error/i.test(
-      message,
-    );
-  }
+  if (code === undefined) return false;
   return (
+    code === connectionLostCode ||
     networkCodes.has(code) ||
     code.startsWith('08') ||
     code === '57P01' ||

@@ -6,6 +6,7 @@ import { fencedSqlState, errorCodeOf, isTransient, storeError } from './postgres
 import { SessionFencedError, renewLease } from './postgres-lease.ts';
 import type { PostgresLease } from './postgres-lease.ts';
 import { CheckpointBatcher } from './checkpoint-batcher.ts';
+import { withPooledConnection } from './postgres-connection.ts';
 import type { SessionDurability } from './checkpoint-batcher.ts';
 import type { SessionLineEncoder } from './compact-log-codec.ts';
 
@@ -165,21 +166,23 @@ export class PostgresSessionWriter implements SessionPersistence {
     for (let attempt = 0; ; attempt++) {
       try {
         // A named statement: each pooled connection parses and plans the call once, not once a commit.
-        await pool.query({
-          name: `rein-append-${schema}`,
-          text: `select ${schema}.append_events($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-          values: [
-            lease.sessionId,
-            lease.token,
-            this.#stored,
-            events,
-            lines.join(''),
-            this.#lastTime,
-            sync,
-            notify,
-            channel,
-          ],
-        });
+        await withPooledConnection(pool, (client) =>
+          client.query({
+            name: `rein-append-${schema}`,
+            text: `select ${schema}.append_events($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+            values: [
+              lease.sessionId,
+              lease.token,
+              this.#stored,
+              events,
+              lines.join(''),
+              this.#lastTime,
+              sync,
+              notify,
+              channel,
+            ],
+          }),
+        );
         break;
       } catch (error) {
         // Retries stop at the deadline, or when the caller no longer waits.

@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { storeError } from './postgres-errors.ts';
+import { withPooledConnection } from './postgres-connection.ts';
 
 /**
  * Runs `run` inside one transaction on a pooled connection: committed when it resolves, rolled back when
@@ -10,25 +11,22 @@ export async function runInTransaction<T>(
   where: string,
   run: (client: PoolClient) => Promise<T>,
 ): Promise<T> {
-  let client: PoolClient;
   try {
-    client = await pool.connect();
-  } catch (error) {
-    throw storeError(error, where);
-  }
-  let broken = false;
-  try {
-    await client.query('begin');
-    const result = await run(client);
-    await client.query('commit');
-    return result;
-  } catch (error) {
-    await client.query('rollback').catch(() => {
-      // The connection broke; the server rolls the transaction back on its own.
-      broken = true;
+    return await withPooledConnection(pool, async (client, discard) => {
+      await client.query('begin');
+      try {
+        const result = await run(client);
+        await client.query('commit');
+        return result;
+      } catch (error) {
+        await client.query('rollback').catch(() => {
+          // The connection broke; the server rolls the transaction back on its own.
+          discard();
+        });
+        throw error;
+      }
     });
+  } catch (error) {
     throw storeError(error, where);
-  } finally {
-    client.release(broken);
   }
 }
