@@ -9,6 +9,8 @@ import type {
   TurnUsage,
 } from './transcript-item.ts';
 import { applyStreamChunk } from './assistant-stream.ts';
+import type { TranscriptCarry } from './transcript-carry.ts';
+import { TranscriptPageError, openItemsOf, streamKey } from './transcript-carry.ts';
 import type { TranscriptPricing } from './transcript-parts.ts';
 import { childSessionOf, describeCancelCause, imagesOf, textOf } from './transcript-parts.ts';
 import type { TranscriptCost } from './turn-usage-ledger.ts';
@@ -18,6 +20,8 @@ import { TurnUsageLedger } from './turn-usage-ledger.ts';
 export interface TranscriptOptions {
   /** How modules' records read (e.g. `defaultRecordViews`); records without a view become `event` items. */
   readonly views?: readonly RecordView[];
+  /** Go on from this point of the log (`Transcript.carry()` of the events before it) instead of seq 0. */
+  readonly carry?: TranscriptCarry;
 }
 
 // Events that change no item and no state of a transcript (envelopes, boundaries, inbox bookkeeping).
@@ -46,8 +50,11 @@ export class Transcript {
   /** The agent's task list after the latest `todo/write`. */
   todos: readonly { content: string; status: 'pending' | 'in_progress' | 'completed' }[] | undefined;
   activity: TranscriptActivity = { kind: 'idle' };
-  readonly #items: TranscriptItem[] = [];
-  readonly #usage = new TurnUsageLedger();
+  #items: TranscriptItem[] = [];
+  readonly #usage: TurnUsageLedger;
+  // The seq this fold started from, and the items from before it that it still changes (by key).
+  #start = 0;
+  readonly #carried = new Map<string, TranscriptItem>();
   readonly #tools = new Map<string, ToolCard>();
   // Cards without a result, per turn: what a turn's end marks failed.
   readonly #unsettled = new Map<number, Set<ToolCard>>();
@@ -64,6 +71,9 @@ export class Transcript {
       this.#states.set(view, view.initialState);
       for (const type of view.types) this.#viewByType.set(type, view);
     }
+    const carry = options.carry !== undefined ? structuredClone(options.carry) : undefined;
+    this.#usage = new TurnUsageLedger(carry?.usage);
+    if (carry !== undefined) this.#goOnFrom(carry);
   }
 
   /** A transcript of a whole log. */
@@ -71,6 +81,11 @@ export class Transcript {
     const transcript = new Transcript(options);
     for (const event of events) transcript.apply(event);
     return transcript;
+  }
+
+  /** The seq of the first event this transcript folded (0, or a carry's, or an earlier page's). */
+  get startSeq(): number {
+    return this.#start;
   }
 
   /** The items in log order (items change in place as later events arrive: streams, tool cards…). */
@@ -138,6 +153,71 @@ export class Transcript {
     turn?: number,
   ): TranscriptCost {
     return this.#usage.cost(pricing, turn);
+  }
+
+  /** What a transcript needs to go on from here without the events so far (a deep copy, plain JSON). */
+  carry(): TranscriptCarry {
+    const unsettled = [...this.#unsettled.values()].flatMap((cards) => [...cards]);
+    const states: Record<string, unknown> = {};
+    for (const view of this.#views) states[view.name] = this.#states.get(view);
+    return structuredClone({
+      seq: this.nextSeq,
+      ...(this.openTurn !== undefined ? { openTurn: this.openTurn } : {}),
+      ...(this.todos !== undefined ? { todos: this.todos } : {}),
+      activity: this.activity,
+      states,
+      usage: this.#usage.carry(),
+      open: openItemsOf(
+        this.openTurn,
+        this.#tools.values(),
+        unsettled,
+        this.#streams.values(),
+        this.#compactions.values(),
+      ),
+      unsettled: unsettled.map((card) => card.callId),
+      streams: [...this.#streams.values()].map((item) => item.key),
+    });
+  }
+
+  /**
+   * Puts the items (and turn usage) of the part of the log just before this transcript's start in front
+   * of its own: `page` is a transcript of those events (from its own carry, or from seq 0). An item
+   * both folded keeps this transcript's later state. Throws `TranscriptPageError` when the page does
+   * not end where this transcript starts.
+   */
+  prepend(page: Transcript): void {
+    if (page.nextSeq !== this.#start) throw new TranscriptPageError(page.nextSeq, this.#start);
+    const earlier = page.#items.map((item) => this.#carried.get(item.key) ?? item);
+    this.#items = earlier.concat(this.#items);
+    for (const [key, item] of page.#carried) if (!this.#carried.has(key)) this.#carried.set(key, item);
+    this.#usage.prepend(page.#usage);
+    this.#start = page.#start;
+  }
+
+  #goOnFrom(carry: TranscriptCarry): void {
+    this.nextSeq = this.#start = carry.seq;
+    this.openTurn = carry.openTurn;
+    this.todos = carry.todos;
+    this.activity = carry.activity;
+    for (const view of this.#views) {
+      if (Object.hasOwn(carry.states, view.name)) this.#states.set(view, carry.states[view.name]);
+    }
+    for (const item of carry.open) {
+      this.#carried.set(item.key, item);
+      if (item.kind === 'tool') this.#tools.set(item.callId, item);
+      if (item.kind === 'compaction') this.#compactions.set(item.compactionId, item);
+    }
+    for (const key of carry.streams) {
+      const item = this.#carried.get(key);
+      if (item?.kind === 'assistant') this.#streams.set(streamKey(item), item);
+    }
+    for (const callId of carry.unsettled) {
+      const card = this.#tools.get(callId);
+      if (card === undefined) continue;
+      let cards = this.#unsettled.get(card.turn);
+      if (cards === undefined) this.#unsettled.set(card.turn, (cards = new Set()));
+      cards.add(card);
+    }
   }
 
   #apply(event: DurableEvent): void {
