@@ -204,7 +204,7 @@ async function sessionEvents(
 ): Promise<ApiAnswer> {
   // `?tail=<events>[&before=<seq>]`: the last turns with the fold of what came before (see historyPage).
   const page = historyPageRequest(url);
-  if (page !== undefined) return { body: historyPage(await context.hub.events(sessionId!, 0), page) };
+  if (page !== undefined) return { body: historyPage(await context.hub.log(sessionId!), page) };
   const from = seqParameter(url.searchParams.get('from'));
   const slice = await context.hub.events(sessionId!, from);
   // `?settled=1`: what a transcript needs, without the chunks of answered steps (see settledHistory).

@@ -1,4 +1,4 @@
-import type { AnySessionEvent, TranscriptCarry } from '../index.ts';
+import type { AnySessionEvent, ReadonlySessionLog, TranscriptCarry } from '../index.ts';
 import { Transcript, defaultRecordViews } from '../index.ts';
 import { HttpError } from './http-error.ts';
 import { settledHistory } from './settled-history.ts';
@@ -47,25 +47,56 @@ export function historyPageRequest(url: URL): HistoryPageRequest | undefined {
   return { tail: count, before: end };
 }
 
+/** A session log as the hub holds it: the live log or the stored events. */
+export type HistoryLog = Pick<ReadonlySessionLog, 'length' | 'at' | 'slice'>;
+
+// Carries at the turn boundaries a log's pages were cut at or passed over, per log object (a live log
+// only grows and a stored one is read once, so a prefix's fold never changes): paging back, and opening
+// again, fold only what no cached boundary covers.
+const boundaryCarries = new WeakMap<HistoryLog, { seqs: number[]; carries: Map<number, TranscriptCarry> }>();
+
 /**
  * The page of `log` that ends before `before` (the log's end when absent) and starts at the latest turn
  * boundary (0, or just after a `turn/end`) that leaves at least `tail` events in it, or at 0. Its carry
  * is the fold of everything before it with the default record views, the views the Web UI folds with.
  * A `before` past the log's end is a typed 400 (`INVALID_HISTORY_PAGE`).
  */
-export function historyPage(log: readonly AnySessionEvent[], request: HistoryPageRequest): HistoryPage {
+export function historyPage(log: HistoryLog, request: HistoryPageRequest): HistoryPage {
   const end = request.before ?? log.length;
   if (end > log.length) throw invalid(`before ${end} is past the end of the log (${log.length} events)`);
   let start = 0;
   for (let index = end - request.tail - 1; index >= 0; index--) {
-    if (log[index]!.type === 'turn/end') {
+    if (log.at(index)!.type === 'turn/end') {
       start = index + 1;
       break;
     }
   }
-  const head = new Transcript({ views: defaultRecordViews });
-  for (let index = 0; index < start; index++) head.apply(log[index]!);
-  return { events: settledHistory(log.slice(start, end)), carry: head.carry(), start, end };
+  return { events: settledHistory(log.slice(start, end)), carry: carryAt(log, start), start, end };
+}
+
+/** The carry of `log` before `seq` (a turn boundary), folded on from the nearest cached boundary before it. */
+function carryAt(log: HistoryLog, seq: number): TranscriptCarry {
+  let cache = boundaryCarries.get(log);
+  if (cache === undefined) {
+    cache = { seqs: [0], carries: new Map([[0, new Transcript({ views: defaultRecordViews }).carry()]]) };
+    boundaryCarries.set(log, cache);
+  }
+  const cached = cache.carries.get(seq);
+  if (cached !== undefined) return cached;
+  const from = cache.seqs.findLast((boundary) => boundary < seq)!;
+  const fold = new Transcript({ views: defaultRecordViews, carry: cache.carries.get(from)! });
+  const found: number[] = [];
+  for (let index = from; index < seq; index++) {
+    const event = log.at(index)!;
+    fold.apply(event);
+    if (event.type !== 'turn/end' || index + 1 === seq || cache.carries.has(index + 1)) continue;
+    cache.carries.set(index + 1, fold.carry());
+    found.push(index + 1);
+  }
+  const carry = fold.carry();
+  cache.carries.set(seq, carry);
+  cache.seqs = [...cache.seqs, ...found, seq].sort((left, right) => left - right);
+  return carry;
 }
 
 function invalid(message: string): HttpError {

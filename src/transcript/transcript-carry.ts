@@ -53,7 +53,7 @@ export function openItemsOf(
   compactions: Iterable<TranscriptItem>,
 ): TranscriptItem[] {
   const open = new Map<string, TranscriptItem>();
-  for (const card of tools) if (card.turn === openTurn) open.set(card.key, card);
+  if (openTurn !== undefined) for (const card of tools) if (card.turn === openTurn) open.set(card.key, card);
   for (const item of [...unsettled, ...streams, ...compactions]) open.set(item.key, item);
   return [...open.values()];
 }
