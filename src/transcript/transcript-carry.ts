@@ -1,4 +1,10 @@
-import type { AssistantItem, ToolCard, TranscriptActivity, TranscriptItem } from './transcript-item.ts';
+import type {
+  AssistantItem,
+  CompactionItem,
+  ToolCard,
+  TranscriptActivity,
+  TranscriptItem,
+} from './transcript-item.ts';
 import type { UsageCarry } from './turn-usage-ledger.ts';
 
 /**
@@ -36,9 +42,38 @@ export class TranscriptPageError extends Error {
   }
 }
 
-/** The key under which the fold finds a streaming answer (its turn and step). */
-export function streamKey(item: AssistantItem): string {
-  return `${item.turn}.${item.step}`;
+/** The fold's lookups of the items later events may change. */
+export interface OpenItemMaps {
+  /** Items from before the carry's seq, by key. */
+  readonly carried: Map<string, TranscriptItem>;
+  /** Tool cards by call id. */
+  readonly tools: Map<string, ToolCard>;
+  /** Cards without a result, by turn. */
+  readonly unsettled: Map<number, Set<ToolCard>>;
+  /** Streaming answers by `turn.step`. */
+  readonly streams: Map<string, AssistantItem>;
+  /** Running compactions by id. */
+  readonly compactions: Map<string, CompactionItem>;
+}
+
+/** Puts a carry's open items into the fold's lookups. */
+export function restoreOpenItems(carry: TranscriptCarry, maps: OpenItemMaps): void {
+  for (const item of carry.open) {
+    maps.carried.set(item.key, item);
+    if (item.kind === 'tool') maps.tools.set(item.callId, item);
+    if (item.kind === 'compaction') maps.compactions.set(item.compactionId, item);
+  }
+  for (const key of carry.streams) {
+    const item = maps.carried.get(key);
+    if (item?.kind === 'assistant') maps.streams.set(`${item.turn}.${item.step}`, item);
+  }
+  for (const callId of carry.unsettled) {
+    const card = maps.tools.get(callId);
+    if (card === undefined) continue;
+    let cards = maps.unsettled.get(card.turn);
+    if (cards === undefined) maps.unsettled.set(card.turn, (cards = new Set()));
+    cards.add(card);
+  }
 }
 
 /**

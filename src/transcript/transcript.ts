@@ -9,8 +9,9 @@ import type {
   TurnUsage,
 } from './transcript-item.ts';
 import { applyStreamChunk } from './assistant-stream.ts';
+import { compactionItem, recordCompaction } from './compaction-item.ts';
 import type { TranscriptCarry } from './transcript-carry.ts';
-import { TranscriptPageError, openItemsOf, streamKey } from './transcript-carry.ts';
+import { TranscriptPageError, openItemsOf, restoreOpenItems } from './transcript-carry.ts';
 import type { TranscriptPricing } from './transcript-parts.ts';
 import { childSessionOf, describeCancelCause, imagesOf, textOf } from './transcript-parts.ts';
 import type { TranscriptCost } from './turn-usage-ledger.ts';
@@ -202,22 +203,13 @@ export class Transcript {
     for (const view of this.#views) {
       if (Object.hasOwn(carry.states, view.name)) this.#states.set(view, carry.states[view.name]);
     }
-    for (const item of carry.open) {
-      this.#carried.set(item.key, item);
-      if (item.kind === 'tool') this.#tools.set(item.callId, item);
-      if (item.kind === 'compaction') this.#compactions.set(item.compactionId, item);
-    }
-    for (const key of carry.streams) {
-      const item = this.#carried.get(key);
-      if (item?.kind === 'assistant') this.#streams.set(streamKey(item), item);
-    }
-    for (const callId of carry.unsettled) {
-      const card = this.#tools.get(callId);
-      if (card === undefined) continue;
-      let cards = this.#unsettled.get(card.turn);
-      if (cards === undefined) this.#unsettled.set(card.turn, (cards = new Set()));
-      cards.add(card);
-    }
+    restoreOpenItems(carry, {
+      carried: this.#carried,
+      tools: this.#tools,
+      unsettled: this.#unsettled,
+      streams: this.#streams,
+      compactions: this.#compactions,
+    });
   }
 
   #apply(event: DurableEvent): void {
@@ -327,46 +319,21 @@ export class Transcript {
         this.todos = event.data.todos.map((todo) => ({ content: todo.content, status: todo.status }));
         break;
       case 'compaction/start': {
-        const item: CompactionItem = {
-          kind: 'compaction',
-          key: `m${event.seq}`,
-          seq: event.seq,
-          compactionId: event.data.compactionId,
-          trigger: event.data.trigger,
-          state: 'running',
-        };
+        const item = compactionItem(event.seq, event.data.compactionId, event.data.trigger);
         this.#compactions.set(item.compactionId, item);
         this.activity = { kind: 'compacting' };
         this.#add(item);
         break;
       }
-      case 'compaction/summary': {
-        const item = this.#compaction(event.seq, event.data.compactionId);
-        item.summary = {
-          shadowedTokens: event.data.shadowedTokenCount,
-          summaryTokens: event.data.summaryTokenCount,
-        };
-        this.#touch(item);
-        break;
-      }
-      case 'compaction/prune': {
-        const item = this.#compaction(event.seq, event.data.compactionId);
-        const before = item.prune ?? { results: 0, shadowedTokens: 0, prunedTokens: 0 };
-        item.prune = {
-          results: before.results + 1,
-          shadowedTokens: before.shadowedTokens + event.data.shadowedTokenCount,
-          prunedTokens: before.prunedTokens + event.data.prunedTokenCount,
-        };
-        this.#touch(item);
-        break;
-      }
+      case 'compaction/summary':
+      case 'compaction/prune':
       case 'compaction/end': {
         const item = this.#compaction(event.seq, event.data.compactionId);
-        item.state = event.data.error !== undefined ? 'failed' : 'done';
-        if (event.data.error !== undefined)
-          item.error = { code: event.data.error.code, message: event.data.error.message };
-        this.#compactions.delete(item.compactionId);
-        this.activity = this.openTurn !== undefined ? { kind: 'waiting' } : { kind: 'idle' };
+        recordCompaction(item, event);
+        if (event.type === 'compaction/end') {
+          this.#compactions.delete(item.compactionId);
+          this.activity = this.openTurn !== undefined ? { kind: 'waiting' } : { kind: 'idle' };
+        }
         this.#touch(item);
         break;
       }
@@ -546,14 +513,7 @@ export class Transcript {
     const open = this.#compactions.get(compactionId);
     if (open !== undefined) return open;
     // A log cut before its `compaction/start` (a fork) still shows what the compaction did.
-    const item: CompactionItem = {
-      kind: 'compaction',
-      key: `m${seq}`,
-      seq,
-      compactionId,
-      trigger: 'manual',
-      state: 'running',
-    };
+    const item = compactionItem(seq, compactionId, 'manual');
     this.#compactions.set(compactionId, item);
     this.#add(item);
     return item;
