@@ -5,6 +5,7 @@
 //   npm run bench:web -- --steps=5000 --deltas=100000 --runs=1
 //   npm run bench:web -- --profile=/tmp/web --trace=/tmp/web  # + CPU profiles, long frames, a Chrome trace
 //   npm run bench:web -- --server-profile=/tmp/web-server   # + each `rein web` process's CPU profile
+//   npm run bench:web -- --stream=0 --runs=9                # the opens only, more runs
 //
 // One session of `--steps` tool steps (100 turns, each of steps/100 `read_file` steps and a markdown
 // answer) is run through the real loop into the disk store of a fresh Rein home, beside a short session
@@ -56,6 +57,8 @@ const serverProfileDirectory = options.get('server-profile');
 // Writes a Chrome trace of the stream (devtools timeline categories) as `<prefix>-stream.json`.
 const tracePrefix = options.get('trace');
 const streamTimeoutSeconds = Number(options.get('stream-timeout') ?? '300');
+// `--stream=0` measures the opens only (more runs in the same time; the stream rows are left out).
+const measureStream = options.get('stream') !== '0';
 const turns = 100;
 
 /** What the page measured. */
@@ -407,7 +410,7 @@ async function main(): Promise<void> {
         process.stderr.write(
           `${build.name}: opened the long session in ${Math.round(longOpen.figures.lastTurnMs)} ms\n`,
         );
-        entry.stream.push(await stream(longOpen.page, long.turns, child.pid!));
+        if (measureStream) entry.stream.push(await stream(longOpen.page, long.turns, child.pid!));
         await longOpen.page.context().close();
         child.kill('SIGTERM');
         await new Promise((done) => child.once('exit', done));
@@ -463,7 +466,7 @@ async function main(): Promise<void> {
     ];
     const names = [...results.keys()];
     const lines = [`| metric | ${names.join(' | ')} |`, `| --- | ${names.map(() => '---:').join(' | ')} |`];
-    for (const [label, pick, digits] of rows) {
+    for (const [label, pick, digits] of measureStream ? rows : rows.slice(0, 5)) {
       const cells = names.map((name) => {
         const figures = results.get(name)!;
         const value = pick(figures);

@@ -193,7 +193,9 @@ export type { ConfigErrorCode } from './config/config-error.ts';
 // The transcript: one typed fold of the log that every view reads.
 export { Transcript } from './transcript/transcript.ts';
 export type { TranscriptOptions } from './transcript/transcript.ts';
-export type { TranscriptCost } from './transcript/turn-usage-ledger.ts';
+export type { TranscriptCost, UsageCarry, ModelUsageSum } from './transcript/turn-usage-ledger.ts';
+export type { TranscriptCarry } from './transcript/transcript-carry.ts';
+export { TranscriptPageError } from './transcript/transcript-carry.ts';
 export type { TranscriptPricing } from './transcript/transcript-parts.ts';
 export type * from './transcript/transcript-item.ts';
 export type { RecordNote, RecordView } from './session/record-view.ts';

@@ -5,6 +5,7 @@ import { acknowledgeDurably } from './durable-acknowledgement.ts';
 import { goalBudgetRoutes } from './goal-budget-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { settledHistory } from './settled-history.ts';
+import { historyPage, historyPageRequest } from './history-page.ts';
 import { HttpError } from './http-error.ts';
 import { messageBodyLimit, messageFields, reasoningEffortField } from './message-body.ts';
 import { objectBody, optionalString } from './request-body.ts';
@@ -201,6 +202,9 @@ async function sessionEvents(
   _body: unknown,
   url: URL,
 ): Promise<ApiAnswer> {
+  // `?tail=<events>[&before=<seq>]`: the last turns with the fold of what came before (see historyPage).
+  const page = historyPageRequest(url);
+  if (page !== undefined) return { body: historyPage(await context.hub.log(sessionId!), page) };
   const from = seqParameter(url.searchParams.get('from'));
   const slice = await context.hub.events(sessionId!, from);
   // `?settled=1`: what a transcript needs, without the chunks of answered steps (see settledHistory).

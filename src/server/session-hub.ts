@@ -6,6 +6,7 @@ import type {
   Disposer,
   EpochHeader,
   Harness,
+  ReadonlySessionLog,
   SessionHeader,
   UserMessage,
 } from '../index.ts';
@@ -204,6 +205,19 @@ export class SessionHub {
     // A channel a write made before its agent was created has no stored view: the store has the log.
     const stored = channel.stored ?? (await this.#harness.store.read(sessionId)).events;
     return stored.slice(from);
+  }
+
+  /**
+   * The log of a session as the hub holds it, not a copy: the live log, or the stored one it shares with
+   * the streams (the same object for as long as it is kept, so what is derived from it can be kept too).
+   */
+  async log(sessionId: string): Promise<ReadonlySessionLog | readonly AnySessionEvent[]> {
+    const agent = this.#harness.agents.get(sessionId);
+    if (agent !== undefined) return agent.session.log;
+    const channel = this.#channels.get(sessionId) ?? (await this.#openChannel(sessionId));
+    const agentNow = this.#harness.agents.get(sessionId);
+    if (agentNow !== undefined) return agentNow.session.log;
+    return channel.stored ?? (await this.#harness.store.read(sessionId)).events;
   }
 
   /** A session's header: the live one, the one read with a stored log a browser has open, or the store's. */

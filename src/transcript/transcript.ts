@@ -9,6 +9,9 @@ import type {
   TurnUsage,
 } from './transcript-item.ts';
 import { applyStreamChunk } from './assistant-stream.ts';
+import { compactionItem, recordCompaction } from './compaction-item.ts';
+import type { TranscriptCarry } from './transcript-carry.ts';
+import { TranscriptPageError, openItemsOf, restoreOpenItems } from './transcript-carry.ts';
 import type { TranscriptPricing } from './transcript-parts.ts';
 import { childSessionOf, describeCancelCause, imagesOf, textOf } from './transcript-parts.ts';
 import type { TranscriptCost } from './turn-usage-ledger.ts';
@@ -18,6 +21,8 @@ import { TurnUsageLedger } from './turn-usage-ledger.ts';
 export interface TranscriptOptions {
   /** How modules' records read (e.g. `defaultRecordViews`); records without a view become `event` items. */
   readonly views?: readonly RecordView[];
+  /** Go on from this point of the log (`Transcript.carry()` of the events before it) instead of seq 0. */
+  readonly carry?: TranscriptCarry;
 }
 
 // Events that change no item and no state of a transcript (envelopes, boundaries, inbox bookkeeping).
@@ -46,8 +51,11 @@ export class Transcript {
   /** The agent's task list after the latest `todo/write`. */
   todos: readonly { content: string; status: 'pending' | 'in_progress' | 'completed' }[] | undefined;
   activity: TranscriptActivity = { kind: 'idle' };
-  readonly #items: TranscriptItem[] = [];
-  readonly #usage = new TurnUsageLedger();
+  #items: TranscriptItem[] = [];
+  readonly #usage: TurnUsageLedger;
+  // The seq this fold started from, and the items from before it that it still changes (by key).
+  #start = 0;
+  readonly #carried = new Map<string, TranscriptItem>();
   readonly #tools = new Map<string, ToolCard>();
   // Cards without a result, per turn: what a turn's end marks failed.
   readonly #unsettled = new Map<number, Set<ToolCard>>();
@@ -64,6 +72,9 @@ export class Transcript {
       this.#states.set(view, view.initialState);
       for (const type of view.types) this.#viewByType.set(type, view);
     }
+    const carry = options.carry !== undefined ? structuredClone(options.carry) : undefined;
+    this.#usage = new TurnUsageLedger(carry?.usage);
+    if (carry !== undefined) this.#goOnFrom(carry);
   }
 
   /** A transcript of a whole log. */
@@ -71,6 +82,11 @@ export class Transcript {
     const transcript = new Transcript(options);
     for (const event of events) transcript.apply(event);
     return transcript;
+  }
+
+  /** The seq of the first event this transcript folded (0, or a carry's, or an earlier page's). */
+  get startSeq(): number {
+    return this.#start;
   }
 
   /** The items in log order (items change in place as later events arrive: streams, tool cards…). */
@@ -138,6 +154,62 @@ export class Transcript {
     turn?: number,
   ): TranscriptCost {
     return this.#usage.cost(pricing, turn);
+  }
+
+  /** What a transcript needs to go on from here without the events so far (a deep copy, plain JSON). */
+  carry(): TranscriptCarry {
+    const unsettled = [...this.#unsettled.values()].flatMap((cards) => [...cards]);
+    const states: Record<string, unknown> = {};
+    for (const view of this.#views) states[view.name] = this.#states.get(view);
+    return structuredClone({
+      seq: this.nextSeq,
+      ...(this.openTurn !== undefined ? { openTurn: this.openTurn } : {}),
+      ...(this.todos !== undefined ? { todos: this.todos } : {}),
+      activity: this.activity,
+      states,
+      usage: this.#usage.carry(),
+      open: openItemsOf(
+        this.openTurn,
+        this.#tools.values(),
+        unsettled,
+        this.#streams.values(),
+        this.#compactions.values(),
+      ),
+      unsettled: unsettled.map((card) => card.callId),
+      streams: [...this.#streams.values()].map((item) => item.key),
+    });
+  }
+
+  /**
+   * Puts the items (and turn usage) of the part of the log just before this transcript's start in front
+   * of its own: `page` is a transcript of those events (from its own carry, or from seq 0). An item
+   * both folded keeps this transcript's later state. Throws `TranscriptPageError` when the page does
+   * not end where this transcript starts.
+   */
+  prepend(page: Transcript): void {
+    if (page.nextSeq !== this.#start) throw new TranscriptPageError(page.nextSeq, this.#start);
+    const earlier = page.#items.map((item) => this.#carried.get(item.key) ?? item);
+    this.#items = earlier.concat(this.#items);
+    for (const [key, item] of page.#carried) if (!this.#carried.has(key)) this.#carried.set(key, item);
+    this.#usage.prepend(page.#usage);
+    this.#start = page.#start;
+  }
+
+  #goOnFrom(carry: TranscriptCarry): void {
+    this.nextSeq = this.#start = carry.seq;
+    this.openTurn = carry.openTurn;
+    this.todos = carry.todos;
+    this.activity = carry.activity;
+    for (const view of this.#views) {
+      if (Object.hasOwn(carry.states, view.name)) this.#states.set(view, carry.states[view.name]);
+    }
+    restoreOpenItems(carry, {
+      carried: this.#carried,
+      tools: this.#tools,
+      unsettled: this.#unsettled,
+      streams: this.#streams,
+      compactions: this.#compactions,
+    });
   }
 
   #apply(event: DurableEvent): void {
@@ -247,46 +319,21 @@ export class Transcript {
         this.todos = event.data.todos.map((todo) => ({ content: todo.content, status: todo.status }));
         break;
       case 'compaction/start': {
-        const item: CompactionItem = {
-          kind: 'compaction',
-          key: `m${event.seq}`,
-          seq: event.seq,
-          compactionId: event.data.compactionId,
-          trigger: event.data.trigger,
-          state: 'running',
-        };
+        const item = compactionItem(event.seq, event.data.compactionId, event.data.trigger);
         this.#compactions.set(item.compactionId, item);
         this.activity = { kind: 'compacting' };
         this.#add(item);
         break;
       }
-      case 'compaction/summary': {
-        const item = this.#compaction(event.seq, event.data.compactionId);
-        item.summary = {
-          shadowedTokens: event.data.shadowedTokenCount,
-          summaryTokens: event.data.summaryTokenCount,
-        };
-        this.#touch(item);
-        break;
-      }
-      case 'compaction/prune': {
-        const item = this.#compaction(event.seq, event.data.compactionId);
-        const before = item.prune ?? { results: 0, shadowedTokens: 0, prunedTokens: 0 };
-        item.prune = {
-          results: before.results + 1,
-          shadowedTokens: before.shadowedTokens + event.data.shadowedTokenCount,
-          prunedTokens: before.prunedTokens + event.data.prunedTokenCount,
-        };
-        this.#touch(item);
-        break;
-      }
+      case 'compaction/summary':
+      case 'compaction/prune':
       case 'compaction/end': {
         const item = this.#compaction(event.seq, event.data.compactionId);
-        item.state = event.data.error !== undefined ? 'failed' : 'done';
-        if (event.data.error !== undefined)
-          item.error = { code: event.data.error.code, message: event.data.error.message };
-        this.#compactions.delete(item.compactionId);
-        this.activity = this.openTurn !== undefined ? { kind: 'waiting' } : { kind: 'idle' };
+        recordCompaction(item, event);
+        if (event.type === 'compaction/end') {
+          this.#compactions.delete(item.compactionId);
+          this.activity = this.openTurn !== undefined ? { kind: 'waiting' } : { kind: 'idle' };
+        }
         this.#touch(item);
         break;
       }
@@ -466,14 +513,7 @@ export class Transcript {
     const open = this.#compactions.get(compactionId);
     if (open !== undefined) return open;
     // A log cut before its `compaction/start` (a fork) still shows what the compaction did.
-    const item: CompactionItem = {
-      kind: 'compaction',
-      key: `m${seq}`,
-      seq,
-      compactionId,
-      trigger: 'manual',
-      state: 'running',
-    };
+    const item = compactionItem(seq, compactionId, 'manual');
     this.#compactions.set(compactionId, item);
     this.#add(item);
     return item;

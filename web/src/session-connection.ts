@@ -1,6 +1,8 @@
 import { ApiError, api, currentToken } from './api.ts';
 import { DeltaRunDecoder, DeltaRunMismatchError } from './delta-runs.ts';
 import type { LogRunEntry } from './delta-runs.ts';
+import { fetchHistoryPage } from './session-history.ts';
+import type { HistoryPage } from './session-history.ts';
 import type { ApprovalRequest, LiveState, LogEvent, WireMessage } from './types.ts';
 
 // Events folded per frame at most for this long (in slices of this many), the rest in the next frame.
@@ -11,6 +13,8 @@ const foldSlice = 256;
 export interface ConnectionHandlers {
   /** Durable events, in seq order (possibly repeated after a reconnect: the transcript drops repeats). */
   onLog(events: LogEvent[]): void;
+  /** The last turns of the history, with the carry of what came before them (the first thing handed over). */
+  onHistory(page: HistoryPage): void;
   /** A full live state (on connect and on resync). */
   onState(state: LiveState): void;
   onStatus(status: 'idle' | 'running'): void;
@@ -46,9 +50,10 @@ export class SessionConnection {
   }
 
   /**
-   * Opens the stream. The history is fetched first as one JSON answer and handed over in one batch
-   * (one parse and one fold, then one paint), instead of replaying every stored event as its own
-   * stream message; the stream then starts after it.
+   * Opens the stream. The history's last turns are fetched first as one JSON answer and handed over in
+   * one batch (one parse and one fold, then one paint), instead of replaying every stored event as its
+   * own stream message; earlier turns are loaded on demand (`EarlierHistory`); the stream then starts
+   * after the page.
    */
   start(): void {
     void this.#catchUp().then(() => this.#open());
@@ -57,6 +62,11 @@ export class SessionConnection {
   async #catchUp(): Promise<void> {
     this.#handlers.onConnection('connecting');
     try {
+      if (this.#handlers.nextSeq() === 0) {
+        const page = await fetchHistoryPage(this.#sessionId);
+        if (!this.#stopped) this.#handlers.onHistory(page);
+        return;
+      }
       const answer = await api<{ events: LogEvent[] }>(
         'GET',
         `/api/sessions/${encodeURIComponent(this.#sessionId)}/events?from=${this.#handlers.nextSeq()}&settled=1`,

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../api.ts';
 import { SessionConnection } from '../session-connection.ts';
+import { EarlierHistory, foldHistoryPage } from '../session-history.ts';
 import { Transcript, budgetRecordView, defaultRecordViews, goalRecordView } from '../sdk.ts';
 import type { TranscriptItem } from '../sdk.ts';
 import type { LiveState, ModelRow, SessionRow } from '../types.ts';
@@ -61,6 +62,7 @@ export function App() {
   // How often the fold changed each item: rows re-render only when theirs changes.
   const revisions = useRef(new WeakMap<TranscriptItem, number>());
   const revisionOf = useCallback((item: TranscriptItem) => revisions.current.get(item) ?? 0, []);
+  const earlier = useRef<EarlierHistory | undefined>(undefined);
 
   const report = useCallback((error: unknown) => {
     if (error instanceof ApiError && error.code === 'UNAUTHORIZED') {
@@ -110,10 +112,18 @@ export function App() {
     setMissingSession(undefined);
     setCompactFeedback(undefined);
     setVersion((value) => value + 1);
+    earlier.current = undefined;
     if (currentId === undefined) return;
     const sessionId = currentId;
+    earlier.current = new EarlierHistory(sessionId, () => transcript.current);
     const connectionHandle = new SessionConnection(sessionId, {
       nextSeq: () => transcript.current.nextSeq,
+      onHistory: (page) => {
+        // The session opens from its last turns; earlier ones come when the person scrolls up.
+        transcript.current = foldHistoryPage(page);
+        revisions.current = new WeakMap();
+        setVersion((value) => value + 1);
+      },
       onLog: (events) => {
         let changed = false;
         let turnEnded = false;
@@ -363,6 +373,12 @@ export function App() {
           revisionOf={revisionOf}
           sessionKey={currentId}
           followRequest={followRequest}
+          hasEarlier={state.startSeq > 0}
+          onLoadEarlier={(beforePrepend) => {
+            earlier.current?.load(beforePrepend).then((added) => {
+              if (added > 0) setVersion((value) => value + 1);
+            }, report);
+          }}
           onOpenSession={open}
           onRetry={status === 'idle' ? (text) => void send(text, 'followup') : undefined}
         >

@@ -13,14 +13,17 @@ const topSlack = 400;
 /**
  * The scrolling transcript. Only the last items are in the page while it follows the bottom (a long
  * session opens at its last turn without building every earlier one); scrolling up to the top, or the
- * "load earlier" button, adds earlier items above without moving what is on screen. It follows new
- * items and streamed text until the person scrolls up, and offers a jump back to the latest.
+ * "load earlier" button, adds earlier items above without moving what is on screen, and once every
+ * folded item is shown, asks for the turns before them (`onLoadEarlier`). It follows new items and
+ * streamed text until the person scrolls up, and offers a jump back to the latest.
  */
 export function TranscriptScroller({
   items,
   revisionOf,
   sessionKey,
   followRequest,
+  hasEarlier = false,
+  onLoadEarlier,
   onOpenSession,
   onRetry,
   children,
@@ -31,6 +34,10 @@ export function TranscriptScroller({
   sessionKey: string | undefined;
   /** Changing it (the person sent a message) follows the bottom again. */
   followRequest: number;
+  /** Whether the server has turns before the first item. */
+  hasEarlier?: boolean;
+  /** Loads those turns; calls `beforePrepend` with how many items come, just before they are added. */
+  onLoadEarlier?: (beforePrepend: (added: number) => void) => void;
   onOpenSession: (sessionId: string) => void;
   onRetry: ((text: string) => void) | undefined;
   /** Shown instead of a transcript (no session, or a missing one). */
@@ -42,7 +49,10 @@ export function TranscriptScroller({
   const readingStart = useRef<number | undefined>(undefined);
   // The scroll position this component set last: a scroll event at it is not the person scrolling.
   const lastTop = useRef(0);
-  const anchor = useRef<{ top: number; height: number } | undefined>(undefined);
+  // What was on screen before items were added above: a row and where it was, and the scroll size.
+  const anchor = useRef<{ row: Element | null; rowTop: number; top: number; height: number } | undefined>(
+    undefined,
+  );
   const [showJump, setShowJump] = useState(false);
   const [, setLoads] = useState(0);
 
@@ -62,16 +72,36 @@ export function TranscriptScroller({
     setLoads((value) => value + 1);
   };
 
+  // Keep what is on screen where it is: the layout effect shifts by how far its first row moved.
+  const holdPosition = (element: HTMLDivElement): void => {
+    const row = element.querySelector('[data-testid="transcript"] > :not(.load-earlier)');
+    anchor.current = {
+      row,
+      rowTop: row?.getBoundingClientRect().top ?? 0,
+      top: element.scrollTop,
+      height: element.scrollHeight,
+    };
+    element.style.overflowAnchor = 'none';
+  };
+
   const loadEarlier = (): void => {
     const element = scroller.current;
-    if (element === null || start === 0) return;
+    if (element === null || (start === 0 && (!hasEarlier || onLoadEarlier === undefined))) return;
     follow.current = false;
-    // Keep what is on screen where it is: the layout effect shifts by the height added above.
-    anchor.current = { top: element.scrollTop, height: element.scrollHeight };
-    element.style.overflowAnchor = 'none';
-    readingStart.current = Math.max(0, start - pageSize);
     setShowJump(true);
-    setLoads((value) => value + 1);
+    if (start > 0) {
+      holdPosition(element);
+      readingStart.current = Math.max(0, start - pageSize);
+      setLoads((value) => value + 1);
+      return;
+    }
+    readingStart.current = 0;
+    onLoadEarlier?.((added) => {
+      // Back at the bottom meanwhile: the tail stays as it is (the earlier items wait above it).
+      if (follow.current || scroller.current === null) return;
+      holdPosition(scroller.current);
+      readingStart.current = Math.max(0, (readingStart.current ?? 0) + added - pageSize);
+    });
   };
 
   useEffect(() => {
@@ -105,7 +135,10 @@ export function TranscriptScroller({
     const kept = anchor.current;
     if (kept !== undefined) {
       anchor.current = undefined;
-      element.scrollTop = kept.top + (element.scrollHeight - kept.height);
+      // The row's shift is what was added above it (growth below, e.g. a live answer, is not).
+      if (kept.row?.isConnected === true) {
+        element.scrollTop += kept.row.getBoundingClientRect().top - kept.rowTop;
+      } else element.scrollTop = kept.top + (element.scrollHeight - kept.height);
       lastTop.current = element.scrollTop;
       element.style.overflowAnchor = '';
     } else if (follow.current) toBottom();
@@ -141,9 +174,11 @@ export function TranscriptScroller({
             onOpenSession={onOpenSession}
             onRetry={onRetry}
           >
-            {start > 0 && (
+            {(start > 0 || hasEarlier) && (
               <button type="button" class="load-earlier" data-testid="load-earlier" onClick={loadEarlier}>
-                Load earlier messages ({start} {start === 1 ? 'item' : 'items'} above)
+                {start > 0
+                  ? `Load earlier messages (${start} ${start === 1 ? 'item' : 'items'} above)`
+                  : 'Load earlier messages'}
               </button>
             )}
           </TranscriptView>
