@@ -1,5 +1,6 @@
 // One benchmark cell in a fresh process: `node --expose-gc --import tsx bench/cell.ts SUBJECT WORKLOAD PARAM`.
 // Prints one line `CELL {json}` on stdout.
+import { loadSubject } from './load-subject.ts';
 import type { BenchSubject, ParallelMode } from './subject.ts';
 import type { CellResult } from './workloads.ts';
 import {
@@ -10,30 +11,8 @@ import {
   probeResultOrder,
 } from './workloads.ts';
 
-/** The subjects a cell can load: adapter file and, for Rein variants, the factory options. */
-export const subjectFiles: Readonly<Record<string, string>> = {
-  rein: 'rein',
-  'rein-scripted': 'rein',
-  pi: 'pi',
-  'ai-sdk': 'ai-sdk',
-  'openai-agents': 'openai-agents',
-  floor: 'floor',
-};
-
 /** The workloads a cell can run. */
 export type WorkloadName = 'steps' | 'steps-warm' | 'stream' | 'parallel' | 'order' | 'session';
-
-async function loadSubject(name: string): Promise<BenchSubject> {
-  const file = subjectFiles[name];
-  if (file === undefined) throw new Error(`unknown subject '${name}'`);
-  // A computed specifier keeps the peers (installed only under bench/) out of the main typecheck.
-  const module = (await import(new URL(`./adapters/${file}.ts`, import.meta.url).href)) as {
-    subject: BenchSubject;
-    createReinSubject?: (options: { name: string; scripted?: boolean }) => BenchSubject;
-  };
-  if (name === 'rein-scripted') return module.createReinSubject!({ name, scripted: true });
-  return module.subject;
-}
 
 async function runCell(subject: BenchSubject, workload: WorkloadName, param: string): Promise<CellResult> {
   switch (workload) {

@@ -24,21 +24,26 @@ export function hasImages(content: readonly ContentBlock[]): boolean {
   return false;
 }
 
-// Histories whose builder saw every message and found no image: frozen arrays of frozen messages, so the
-// fact cannot go stale, and a request carrying one skips the scan of its whole history.
-const imageFreeHistories = new WeakSet<readonly Message[]>();
+// Histories whose builder saw every message and found no image carry this (non-enumerable) mark, set just
+// before the array is frozen, so the fact cannot go stale and a request carrying one skips the scan of its
+// whole history. A mark on the array, not an entry in a WeakSet: adding a long young array to a weak
+// collection per request cost the loop measurably (the collector's ephemeron work; bench/README.md).
+const imageFreeMark = Symbol('rein.imageFree');
 
 /**
- * Records that `messages`, a frozen array of deep-frozen messages, holds no image block at all; the caller
- * vouches for it (the session's derived history counts images as it grows). Unfrozen arrays are ignored.
+ * Marks `messages`, a fresh array of deep-frozen messages in which its builder found no image block (the
+ * session's derived history counts images as it grows), and freezes it; returns the same array.
  */
-export function markImageFree(messages: readonly Message[]): void {
-  if (Object.isFrozen(messages)) imageFreeHistories.add(messages);
+export function freezeImageFree(messages: Message[]): readonly Message[] {
+  Object.defineProperty(messages, imageFreeMark, { value: true });
+  return Object.freeze(messages);
 }
 
-/** True for a history `markImageFree` vouched for: it holds no image at all. */
+/** True for a frozen history `freezeImageFree` vouched for: it holds no image at all. */
 export function isMarkedImageFree(messages: readonly Message[]): boolean {
-  return imageFreeHistories.has(messages);
+  return (
+    (messages as { readonly [imageFreeMark]?: true })[imageFreeMark] === true && Object.isFrozen(messages)
+  );
 }
 
 /** True when a model declares image input (`ModelInfo.images`); an unknown model takes none. */

@@ -202,9 +202,10 @@ export class StepRunner {
       response.content,
       replay !== undefined ? { ...source, replayState: replay } : source,
     );
+    const usage = response.usage;
     session.append(
       'assistant/message',
-      { turn, step, message, ...(response.usage !== undefined ? { usage: response.usage } : {}) },
+      usage !== undefined ? { turn, step, message, usage } : { turn, step, message },
       { surfaceOp: 'append', sourceEventSeqs: chunkSeqs.toArray(), adopt: true },
     );
     if (finish.kind === 'max-tokens') return { kind: 'max-tokens' };

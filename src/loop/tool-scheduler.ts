@@ -71,7 +71,10 @@ class ScheduleRun {
   readonly #pipeline: ToolPipeline;
   readonly #registry: ToolRegistry;
   readonly #started: StartedCall[] = [];
-  readonly #described = new Map<ToolCallBlock, ReturnType<ToolPipeline['describe']>>();
+  // Made on the second call's description: a reply with one call (the common one) needs no map.
+  #described: Map<ToolCallBlock, ReturnType<ToolPipeline['describe']>> | undefined;
+  #onlyCall: ToolCallBlock | undefined;
+  #onlyDescribed: ReturnType<ToolPipeline['describe']> | undefined;
   #committed = 0;
   #pumping: Promise<void> | undefined;
   #inFlight = 0;
@@ -189,14 +192,18 @@ class ScheduleRun {
 
   // Arguments are parsed and validated once per call; classification and the pipeline share the result.
   #describe(call: ToolCallBlock): ReturnType<ToolPipeline['describe']> {
-    let described = this.#described.get(call);
+    if (call === this.#onlyCall) return this.#onlyDescribed!;
+    let described = this.#described?.get(call);
     if (described === undefined) {
       const { session, turn, step, selection } = this.#input;
       described = this.#pipeline.describe(
         { callId: call.id, name: call.name, rawArguments: call.arguments, sessionId: session.id, turn, step },
         selection,
       );
-      this.#described.set(call, described);
+      if (this.#onlyCall === undefined) {
+        this.#onlyCall = call;
+        this.#onlyDescribed = described;
+      } else (this.#described ??= new Map()).set(call, described);
     }
     return described;
   }

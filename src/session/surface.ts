@@ -1,5 +1,5 @@
 import type { Message } from '../llm/index.ts';
-import { hasImages, markImageFree } from '../llm/index.ts';
+import { freezeImageFree, hasImages } from '../llm/index.ts';
 import type { AnySessionEvent } from './session-event.ts';
 import { surfaceEventTypes } from './session-event.ts';
 import { SessionError } from './session-error.ts';
@@ -142,8 +142,8 @@ export class Surface {
       this.#derived.push(message);
       if (hasImages(message.content)) this.#derivedImages++;
     }
-    const snapshot = Object.freeze(this.#derived.slice());
-    if (this.#derivedImages === 0) markImageFree(snapshot);
+    const copy = this.#derived.slice();
+    const snapshot = this.#derivedImages === 0 ? freezeImageFree(copy) : Object.freeze(copy);
     this.#snapshot = snapshot;
     return snapshot;
   }

@@ -207,7 +207,18 @@ export class ToolPipeline {
         }),
       };
     }
-    return { call: { ...fields, args: check.value, tool }, problem: undefined };
+    // Written out, not spread: the spread into a literal with two more keys was the hottest line of a step.
+    const call: ToolCallInfo = {
+      callId: fields.callId,
+      name: fields.name,
+      rawArguments: fields.rawArguments,
+      sessionId: fields.sessionId,
+      turn: fields.turn,
+      step: fields.step,
+      args: check.value,
+      tool,
+    };
+    return { call, problem: undefined };
   }
 
   /** Pre-execute and approval; never overlaps another call's preparation. */

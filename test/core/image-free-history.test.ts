@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ImageBlock, LlmRequest, Message } from '../../src/index.ts';
-import { Session, createUserMessage, imageReadyRequest } from '../../src/internal.ts';
+import { Session, createUserMessage, imageReadyRequest, isMarkedImageFree } from '../../src/internal.ts';
 
 // A 1×1 transparent PNG.
 const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
@@ -62,5 +62,22 @@ describe('derived history: the image-free mark agrees with a full scan', () => {
     const [again, againScanned] = shapedBothWays(log.derivedMessages());
     expect(again.messages).toEqual(againScanned.messages);
     expect(JSON.stringify(again.messages)).toContain('not shown: this model does not accept images');
+  });
+
+  it('keeps the mark out of the history as data: no enumerable key, not serialized, not copied', () => {
+    const log = session();
+    log.append('user/message', createUserMessage('one'), { surfaceOp: 'append' });
+    const history = log.derivedMessages();
+    expect(isMarkedImageFree(history)).toBe(true);
+    expect(Object.isFrozen(history)).toBe(true);
+    // An enumerable symbol would be copied by object spread and compared by deep equality.
+    const enumerableSymbols = Object.getOwnPropertySymbols(history).filter((symbol) =>
+      Object.prototype.propertyIsEnumerable.call(history, symbol),
+    );
+    expect(enumerableSymbols).toEqual([]);
+    expect(Object.keys(history)).toEqual(['0']);
+    expect(JSON.stringify(history)).toBe(JSON.stringify([...history]));
+    expect(isMarkedImageFree([...history])).toBe(false);
+    expect(isMarkedImageFree(history.slice())).toBe(false);
   });
 });
