@@ -5,7 +5,7 @@
 //  2. Per-step loop overhead (one no-op tool call per step, instant scripted model) with the memory
 //     store (baseline, same run) and the disk store under both durability policies, once with a
 //     read-only tool and once with a writing one; fdatasyncs per step as the store reports them and,
-//     when strace is installed, as the kernel counts them.
+//     when strace is installed, the session file's writes and fdatasyncs per step as the kernel saw them.
 // Options: --events=100000 --steps=500 --reps=5
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
