@@ -249,7 +249,9 @@ async function comparePerStep(root: string, steps: number, reps: number): Promis
   console.log(
     `Loop overhead per step, ${steps} steps × ${reps} reps in a fresh process, each variant warmed first ` +
       `(median wall µs/step, best in brackets; ratio to the memory store with the same tool; median process ` +
-      `CPU µs/step over the same span and its ratio; fdatasyncs per step counted by onDurable over the whole ` +
+      `CPU µs/step over the same span and its ratio; "pairs": the median of each repetition's own ratio to ` +
+      `the memory run of the same repetition, wall / CPU, which a load that drifts between repetitions ` +
+      `moves less; fdatasyncs per step counted by onDurable over the whole ` +
       `turn, its end included; the part of the step spent waiting from turn/end to idle, i.e. for the ` +
       `turn-end sync):`,
   );
@@ -263,6 +265,9 @@ async function comparePerStep(root: string, steps: number, reps: number): Promis
     const memoryCpu = median(baseline.map((row) => row.cpuUs));
     const syncs = median(rows.map((row) => row.syncs));
     const turnEnd = median(rows.map((row) => row.turnEndUs));
+    // Repetition r of every variant ran in the same rotation, minutes apart at most: a pair shares its load.
+    const pairWall = median(rows.map((row, rep) => row.perStepUs / baseline[rep]!.perStepUs));
+    const pairCpu = median(rows.map((row, rep) => row.cpuUs / baseline[rep]!.cpuUs));
     const target =
       variant.kind === 'read-only' && variant.durability !== 'memory'
         ? `  (target ≤ ${variant.durability === 'power-loss' ? '1.30' : '1.15'}×)`
@@ -272,7 +277,8 @@ async function comparePerStep(root: string, steps: number, reps: number): Promis
         `${(value / memory).toFixed(2)}×  CPU ${cpu.toFixed(0).padStart(4)} µs ${(cpu / memoryCpu).toFixed(2)}×  ` +
         (variant.durability === 'memory'
           ? ''
-          : `${(syncs / steps).toFixed(3)} fdatasyncs/step (${syncs} in the turn), turn-end wait ` +
+          : `pairs ${pairWall.toFixed(2)}× / ${pairCpu.toFixed(2)}×  ` +
+            `${(syncs / steps).toFixed(3)} fdatasyncs/step (${syncs} in the turn), turn-end wait ` +
             `${turnEnd.toFixed(0)} µs/step`) +
         target,
     );
