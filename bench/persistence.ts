@@ -5,10 +5,10 @@
 //  2. Per-step loop overhead (one no-op tool call per step, instant scripted model) with the memory
 //     store (baseline, same run) and the disk store under both durability policies, once with a
 //     read-only tool and once with a writing one; fdatasyncs per step as the store reports them and,
-//     when strace is installed, as the kernel counts them.
+//     when strace is installed, the session file's writes and fdatasyncs per step as the kernel saw them.
 // Options: --events=100000 --steps=500 --reps=5
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -249,7 +249,9 @@ async function comparePerStep(root: string, steps: number, reps: number): Promis
   console.log(
     `Loop overhead per step, ${steps} steps × ${reps} reps in a fresh process, each variant warmed first ` +
       `(median wall µs/step, best in brackets; ratio to the memory store with the same tool; median process ` +
-      `CPU µs/step over the same span and its ratio; fdatasyncs per step counted by onDurable over the whole ` +
+      `CPU µs/step over the same span and its ratio; "pairs": the median of each repetition's own ratio to ` +
+      `the memory run of the same repetition, wall / CPU, which a load that drifts between repetitions ` +
+      `moves less; fdatasyncs per step counted by onDurable over the whole ` +
       `turn, its end included; the part of the step spent waiting from turn/end to idle, i.e. for the ` +
       `turn-end sync):`,
   );
@@ -263,6 +265,9 @@ async function comparePerStep(root: string, steps: number, reps: number): Promis
     const memoryCpu = median(baseline.map((row) => row.cpuUs));
     const syncs = median(rows.map((row) => row.syncs));
     const turnEnd = median(rows.map((row) => row.turnEndUs));
+    // Repetition r of every variant ran in the same rotation, minutes apart at most: a pair shares its load.
+    const pairWall = median(rows.map((row, rep) => row.perStepUs / baseline[rep]!.perStepUs));
+    const pairCpu = median(rows.map((row, rep) => row.cpuUs / baseline[rep]!.cpuUs));
     const target =
       variant.kind === 'read-only' && variant.durability !== 'memory'
         ? `  (target ≤ ${variant.durability === 'power-loss' ? '1.30' : '1.15'}×)`
@@ -272,7 +277,8 @@ async function comparePerStep(root: string, steps: number, reps: number): Promis
         `${(value / memory).toFixed(2)}×  CPU ${cpu.toFixed(0).padStart(4)} µs ${(cpu / memoryCpu).toFixed(2)}×  ` +
         (variant.durability === 'memory'
           ? ''
-          : `${(syncs / steps).toFixed(3)} fdatasyncs/step (${syncs} in the turn), turn-end wait ` +
+          : `pairs ${pairWall.toFixed(2)}× / ${pairCpu.toFixed(2)}×  ` +
+            `${(syncs / steps).toFixed(3)} fdatasyncs/step (${syncs} in the turn), turn-end wait ` +
             `${turnEnd.toFixed(0)} µs/step`) +
         target,
     );
@@ -284,27 +290,63 @@ async function tracedTurn(root: string, steps: number, variant: StepVariant): Pr
   await measureSteps(makeStepStore(root, variant), steps, variant.kind);
 }
 
+/** Session-file system calls that strace saw: data writes and data syncs. */
+export interface TracedCalls {
+  writes: number;
+  syncs: number;
+}
+
+/** Traced session-file calls of one variant: per step, and over the whole shorter run. */
+interface TracedVariant {
+  perStep: TracedCalls;
+  wholeRun: TracedCalls;
+}
+
+// The calls that put a session file's bytes into the OS or onto the disk. With `-y` strace names each
+// descriptor's path, so calls on the session file (`<id>.jsonl`) are told apart from the process's
+// others (stdout, the thread pool's pipes, snapshots); a call split by `-f` into "unfinished" and
+// "resumed" halves is counted once, at its first half, which carries the descriptor.
+const tracedCalls = ['write', 'pwrite64', 'writev', 'fdatasync', 'fsync'];
+const sessionFileCall = /^\d+\s+(write|pwrite64|writev|fdatasync|fsync)\(\d+<[^>]*\.jsonl>/;
+
+/** Counts the session-file writes and syncs in an `strace -f -y -o` trace. */
+function countSessionFileCalls(trace: string): TracedCalls {
+  let writes = 0;
+  let syncs = 0;
+  for (const line of trace.split('\n')) {
+    const call = sessionFileCall.exec(line)?.[1];
+    if (call === 'fdatasync' || call === 'fsync') syncs++;
+    else if (call !== undefined) writes++;
+  }
+  return { writes, syncs };
+}
+
 /**
- * The fdatasync system calls of a whole process per step, counted by strace (independent of Rein's own
- * reports): the difference between a run of 2N steps and one of N steps, divided by N, so creation,
- * turn end and close cancel out. Undefined when strace is not installed.
+ * The session-file writes and syncs of a whole process per step, traced by strace (independent of
+ * Rein's own reports): the difference between a run of 2N steps and one of N steps, divided by N, so
+ * creation, turn end and close cancel out. Undefined when strace is not installed.
  */
-function tracedSyncsPerStep(directory: string, steps: number): Map<string, number> | undefined {
+function tracedCallsPerStep(directory: string, steps: number): Map<string, TracedVariant> | undefined {
   if (spawnSync('strace', ['-V']).status !== 0) return undefined;
   const script = fileURLToPath(import.meta.url);
-  const counts = new Map<string, number>();
+  const counts = new Map<string, TracedVariant>();
   for (const variant of stepVariants) {
     if (variant.durability === 'memory') continue;
-    const calls: number[] = [];
+    const calls: TracedCalls[] = [];
     for (const count of [steps, 2 * steps]) {
-      const root = join(directory, `traced-${count}`);
+      const root = join(directory, `traced-${count}-${stepVariants.indexOf(variant)}`);
+      const output = join(directory, `trace-${count}-${stepVariants.indexOf(variant)}.txt`);
       const child = spawnSync(
         'strace',
         [
           '-f',
-          '-c',
+          '-y',
+          '-s',
+          '0',
+          '-o',
+          output,
           '-e',
-          'trace=fdatasync',
+          `trace=${tracedCalls.join(',')}`,
           process.execPath,
           '--import',
           'tsx',
@@ -317,10 +359,15 @@ function tracedSyncsPerStep(directory: string, steps: number): Map<string, numbe
         { encoding: 'utf8' },
       );
       if (child.status !== 0) throw new Error(`traced run failed: ${child.stderr}`);
-      const row = /^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?fdatasync$/m.exec(child.stderr);
-      calls.push(row !== null ? Number(row[1]) : 0);
+      calls.push(countSessionFileCalls(readFileSync(output, 'utf8')));
     }
-    counts.set(variant.label, (calls[1]! - calls[0]!) / steps);
+    counts.set(variant.label, {
+      perStep: {
+        writes: (calls[1]!.writes - calls[0]!.writes) / steps,
+        syncs: (calls[1]!.syncs - calls[0]!.syncs) / steps,
+      },
+      wholeRun: calls[0]!,
+    });
   }
   return counts;
 }
@@ -395,13 +442,20 @@ async function main(): Promise<void> {
     );
     if (child.status !== 0) throw new Error(`per-step phase failed: ${child.stderr}`);
     process.stdout.write(child.stdout);
-    const traced = tracedSyncsPerStep(directory, Math.min(steps, 200));
-    if (traced !== undefined) {
+    const tracedSteps = Math.min(steps, 200);
+    const traced = tracedCallsPerStep(directory, tracedSteps);
+    if (traced === undefined) console.log('\n(strace is not installed: no traced system call counts)');
+    else {
       console.log(
-        `\nfdatasync system calls per step counted by strace -f (a ${2 * Math.min(steps, 200)}-step turn minus a ` +
-          `${Math.min(steps, 200)}-step one, per step):`,
+        `\nSession-file system calls per step traced by strace -f -y (${tracedCalls.join(', ')}; a ` +
+          `${2 * tracedSteps}-step turn minus a ${tracedSteps}-step one, per step; in brackets the whole ` +
+          `${tracedSteps}-step process, creation and close included):`,
       );
-      for (const [label, perStep] of traced) console.log(`  ${label.padEnd(36)} ${perStep.toFixed(3)}`);
+      for (const [label, { perStep, wholeRun }] of traced)
+        console.log(
+          `  ${label.padEnd(36)} ${perStep.writes.toFixed(3)} writes  ${perStep.syncs.toFixed(3)} fdatasyncs  ` +
+            `(${wholeRun.writes} writes, ${wholeRun.syncs} syncs)`,
+        );
     }
   } finally {
     rmSync(directory, { recursive: true, force: true });

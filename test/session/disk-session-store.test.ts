@@ -211,6 +211,36 @@ describe('DiskSessionStore: the file', () => {
   });
 });
 
+describe('DiskSessionStore: the batch window', () => {
+  // The writer encodes committed events in groups; a group that no checkpoint drains must still be
+  // written within the batch window, as each event was when it was encoded on its own.
+  it('writes events no checkpoint asked for within the batch window, one event or many', async () => {
+    const store = new DiskSessionStore({ root, batchWindowMs: 20, durability: 'process-crash' });
+    const session = await store.create({ id: 'window' });
+    const path = join(root, 'window.jsonl');
+    const linesOnDisk = async (count: number): Promise<number> => {
+      const deadline = Date.now() + 5_000;
+      let lines = 0;
+      while (Date.now() < deadline) {
+        lines = (await readFile(path, 'utf8')).split('\n').length - 1;
+        if (lines >= count) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return lines;
+    };
+    session.append('turn/start', { turn: 1 });
+    expect(await linesOnDisk(2)).toBe(2);
+    for (let step = 1; step <= 20; step++) {
+      session.append('step/start', { turn: 1, step });
+      session.append('step/end', { turn: 1, step });
+    }
+    expect(await linesOnDisk(42)).toBe(42);
+    const stored = await new DiskSessionStore({ root }).read('window');
+    expect(stored.events).toEqual(JSON.parse(JSON.stringify(session.events)));
+    await store.release(session);
+  });
+});
+
 describe('DiskSessionStore: loading damaged logs', () => {
   it('torn-tail sweep: every cut inside the last three records loads the complete prefix and appends continue seq', async () => {
     const bytes = await realSession('torn');

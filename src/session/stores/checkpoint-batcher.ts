@@ -24,6 +24,11 @@ export interface BatchSink {
   ): Promise<void> | void;
   /** The typed error a failure of `store` (or of an owner's operation) becomes. */
   failure(error: unknown): Error;
+  /**
+   * Adds (with `add`) the lines of whatever the sink still holds back unencoded; called before every
+   * checkpoint, store and close, so nothing held is left out of them.
+   */
+  drain?(): void;
 }
 
 /** Options of a checkpoint batcher. */
@@ -105,6 +110,15 @@ export class CheckpointBatcher {
     this.#storeSoon(this.#pendingBytes >= maxBatchBytes ? 0 : this.#batchWindowMs);
   }
 
+  /**
+   * Promises lines the sink holds back (see `BatchSink.drain`): they are stored within the batch
+   * window like added ones. Ignored after a failure or close.
+   */
+  expect(): void {
+    if (this.#failure !== undefined || this.#closed) return;
+    this.#storeSoon(this.#batchWindowMs);
+  }
+
   /** Puts `lines` in front of everything buffered (lines that precede what was added meanwhile). */
   prepend(lines: readonly string[]): void {
     if (lines.length === 0) return;
@@ -115,6 +129,7 @@ export class CheckpointBatcher {
   /** Applies the checkpoint policy for `reason`; an aborted `signal` stops the wait, not the store. */
   checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    this.#sink.drain?.();
     if (reason === 'request') {
       const unsynced = this.#pendingEvents > 0 || this.#unsynced || this.#queued > 0;
       if (this.#durability === 'power-loss' && this.#syncTimer === undefined && unsynced && !this.#closed) {
@@ -182,6 +197,7 @@ export class CheckpointBatcher {
   /** Stores and syncs what is buffered, then stops; rejects with the first failure. */
   async close(): Promise<void> {
     if (this.#closed) return this.#chain;
+    this.#sink.drain?.();
     const final = this.storeAll();
     this.#closed = true;
     try {
@@ -221,6 +237,7 @@ export class CheckpointBatcher {
   }
 
   #store(sync: boolean, signal: AbortSignal | undefined): Promise<void> | void {
+    if (!this.#closed) this.#sink.drain?.();
     const events = this.#pendingEvents;
     if (events === 0 && !(sync && this.#unsynced)) return;
     if (this.#run.length > 0) this.#joinRun();

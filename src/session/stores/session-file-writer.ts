@@ -26,6 +26,9 @@ export type { SessionDurability } from './checkpoint-batcher.ts';
 
 // How many lines are joined into one string as they are written: about seven steps of a tool loop.
 const joinedLines = 64;
+// How many committed events wait to be encoded together: encoding a step's events back to back costs
+// less CPU than one at a time among the loop's own work (bench/README.md, round 5).
+const heldEvents = 16;
 
 /**
  * The persistence sink of one live session file: `write` buffers lines synchronously and the shared
@@ -42,6 +45,9 @@ export class SessionFileWriter implements SessionPersistence {
   // Events written before the file's format is known (the session's own first appends) wait here.
   #encoder: SessionLineEncoder | undefined;
   readonly #early: AnySessionEvent[] = [];
+  // Committed events not encoded yet: encoded in order at `heldEvents`, and before every checkpoint,
+  // store and close (the batcher drains them), so they are stored exactly when added lines would be.
+  readonly #held: AnySessionEvent[] = [];
 
   constructor(options: SessionFileWriterOptions) {
     this.path = options.path;
@@ -50,6 +56,7 @@ export class SessionFileWriter implements SessionPersistence {
       {
         store: (lines, sync, _signal, events) => this.#store(lines, sync, events),
         failure: (error) => ioError(this.path, error),
+        drain: () => this.#encodeHeld(),
       },
       {
         batchWindowMs: options.batchWindowMs ?? 100,
@@ -119,8 +126,9 @@ export class SessionFileWriter implements SessionPersistence {
       this.#early.push(event);
       return;
     }
-    // Every event written here is one `Session.append` committed: its envelope needs no check.
-    this.#batch.add(this.#encoder.encode(event, true));
+    const held = this.#held.push(event);
+    if (held === 1) this.#batch.expect();
+    else if (held >= heldEvents) this.#encodeHeld();
   }
 
   checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void> {
@@ -143,6 +151,15 @@ export class SessionFileWriter implements SessionPersistence {
       this.#writtenEvents += events;
     }
     if (sync && this.#syncedEvents < this.#writtenEvents) return this.#sync();
+  }
+
+  #encodeHeld(): void {
+    const held = this.#held;
+    if (held.length === 0) return;
+    const encoder = this.#encoder!;
+    // Every event written here is one `Session.append` committed: its envelope needs no check.
+    for (let index = 0; index < held.length; index++) this.#batch.add(encoder.encode(held[index]!, true));
+    held.length = 0;
   }
 
   async #sync(): Promise<void> {
