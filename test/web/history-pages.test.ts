@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Agent, Tool } from '../../src/index.ts';
-import { defineTool } from '../../src/index.ts';
+import type { Agent } from '../../src/index.ts';
 import type { ScriptedResponse } from '../../src/testing/index.ts';
 import type { ServerFixture } from '../server/support.ts';
 import { serverFixture } from '../server/support.ts';
+import { listFilesTool, runParts, toolTurnReply } from './tool-turn-session.ts';
 import { browserSuite, browserTestTimeout, hasChromium, openPage } from './support.ts';
 
 const turns = 40;
@@ -17,36 +17,17 @@ describe.skipIf(!hasChromium)('Web UI history pages', () => {
   let f: ServerFixture | undefined;
   let agent: Agent | undefined;
   beforeAll(async () => {
-    const listFiles = defineTool<{ dir: string }>({
-      name: 'list_files',
-      description: 'List a directory',
-      effect: 'read',
-      parameters: {
-        type: 'object',
-        properties: { dir: { type: 'string' } },
-        required: ['dir'],
-        additionalProperties: false,
-      },
-      execute: (args) => `${args.dir}/a.ts\n${args.dir}/b.ts`,
-    }) as Tool<never>;
+    const listFiles = listFilesTool();
     let call = 0;
     f = await serverFixture([], {
       tools: [listFiles],
       server: { webRoot: shared.webRoot },
       fallback: (): ScriptedResponse => {
-        const index = call++;
-        if (index % (stepsPerTurn + 1) === stepsPerTurn)
-          return { text: `Summary of part ${Math.floor(index / (stepsPerTurn + 1)) + 1}.` };
-        return {
-          toolCalls: [{ id: `call_${index}`, name: 'list_files', arguments: { dir: `dir${index}` } }],
-        };
+        return toolTurnReply(call++, stepsPerTurn);
       },
     });
     agent = await f.harness.createAgent({ id: 'paged', provider: 'scripted', model: 'test-model' });
-    for (let turn = 1; turn <= turns; turn++) {
-      agent.followup(`Part ${turn}`);
-      await agent.whenIdle();
-    }
+    await runParts(agent, turns);
   }, browserTestTimeout);
   afterAll(async () => {
     await f?.close();

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Agent, Tool } from '../../src/index.ts';
-import { defineTool } from '../../src/index.ts';
+import type { Agent } from '../../src/index.ts';
 import type { ScriptedResponse } from '../../src/testing/index.ts';
 import type { ServerFixture } from '../server/support.ts';
 import { serverFixture } from '../server/support.ts';
+import { listFilesTool, runParts, toolTurnReply } from './tool-turn-session.ts';
 import { browserSuite, browserTestTimeout, hasChromium, openPage } from './support.ts';
 
 const turns = 100;
@@ -21,19 +21,7 @@ describe.skipIf(!hasChromium)('Web UI with a 5,000-step session', () => {
   let agent: Agent | undefined;
   let streamNext = false;
   beforeAll(async () => {
-    const listFiles = defineTool<{ dir: string }>({
-      name: 'list_files',
-      description: 'List a directory',
-      effect: 'read',
-      parameters: {
-        type: 'object',
-        properties: { dir: { type: 'string' } },
-        required: ['dir'],
-        additionalProperties: false,
-      },
-      isConcurrencySafe: () => true,
-      execute: (args) => `${args.dir}/a.ts\n${args.dir}/b.ts`,
-    }) as Tool<never>;
+    const listFiles = listFilesTool({ concurrencySafe: true });
     let call = 0;
     f = await serverFixture([], {
       tools: [listFiles],
@@ -43,19 +31,11 @@ describe.skipIf(!hasChromium)('Web UI with a 5,000-step session', () => {
           streamNext = false;
           return { text: streamedDeltas, delayMs: 2 };
         }
-        const index = call++;
-        if (index % (stepsPerTurn + 1) === stepsPerTurn)
-          return { text: `Summary of part ${Math.floor(index / (stepsPerTurn + 1)) + 1}.` };
-        return {
-          toolCalls: [{ id: `call_${index}`, name: 'list_files', arguments: { dir: `dir${index}` } }],
-        };
+        return toolTurnReply(call++, stepsPerTurn);
       },
     });
     agent = await f.harness.createAgent({ id: 'long', provider: 'scripted', model: 'test-model' });
-    for (let turn = 1; turn <= turns; turn++) {
-      agent.followup(`Part ${turn}`);
-      await agent.whenIdle();
-    }
+    await runParts(agent, turns);
   }, browserTestTimeout);
   afterAll(async () => {
     await f?.close();
