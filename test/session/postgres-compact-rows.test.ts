@@ -1,13 +1,18 @@
 import { afterAll, expect, it } from 'vitest';
 import type { AnySessionEvent, Session } from '../../src/index.ts';
 import { PostgresSessionStore } from '../../src/index.ts';
-import { postgresMigrations } from '../../src/session/stores/postgres-schema.ts';
 import {
   compactLogFormat,
   encodeSessionLog,
   fullEnvelopeFormat,
 } from '../../src/session/stores/session-log-format.ts';
-import { describePostgres, dropSchema, freshSchemaUrl, withTestDatabase } from '../support/postgres.ts';
+import {
+  createSchemaAtVersion,
+  describePostgres,
+  dropSchema,
+  freshSchemaUrl,
+  withTestDatabase,
+} from '../support/postgres.ts';
 import { appendOpenToolTurn, appendTextTurn } from './store-conformance.ts';
 
 interface StoredRows {
@@ -162,15 +167,7 @@ describePostgres('PostgresSessionStore: format 1 (compact) rows and the version 
 
     const older = fresh();
     await withTestDatabase(url, async (client) => {
-      await client.query(`create schema ${older.schema}`);
-      await client.query(
-        `create table ${older.schema}.schema_version (product text not null, version integer not null, ` +
-          'migrated_at timestamptz not null default now())',
-      );
-      await client.query(
-        `insert into ${older.schema}.schema_version (product, version) values ('rein-sessions', 3)`,
-      );
-      for (const migration of postgresMigrations.slice(0, 3)) await client.query(migration(older.schema));
+      await createSchemaAtVersion(client, older.schema, 3);
       await client.query(
         `insert into ${older.schema}.sessions (id, header, created_at, updated_at, event_count) values ('old', $1, 1000, 1000, 0)`,
         [headerLine],

@@ -5,7 +5,13 @@ import { PostgresSessionStore } from '../../src/index.ts';
 import type { Session } from '../../src/index.ts';
 import { acquireLease } from '../../src/session/stores/postgres-lease.ts';
 import { postgresMigrations } from '../../src/session/stores/postgres-schema.ts';
-import { describePostgres, dropSchema, freshSchemaUrl, withTestDatabase } from '../support/postgres.ts';
+import {
+  createSchemaAtVersion,
+  describePostgres,
+  dropSchema,
+  freshSchemaUrl,
+  withTestDatabase,
+} from '../support/postgres.ts';
 import { appendTextTurn } from './store-conformance.ts';
 
 async function failureOf(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
@@ -92,15 +98,7 @@ describePostgres('PostgresSessionStore: schema version 5 (fence in the session r
     await writer.close();
     const older = fresh();
     await withTestDatabase(url, async (client) => {
-      await client.query(`create schema ${older.schema}`);
-      await client.query(
-        `create table ${older.schema}.schema_version (product text not null, version integer not null, ` +
-          'migrated_at timestamptz not null default now())',
-      );
-      await client.query(
-        `insert into ${older.schema}.schema_version (product, version) values ('rein-sessions', 4)`,
-      );
-      for (const migration of postgresMigrations.slice(0, 4)) await client.query(migration(older.schema));
+      await createSchemaAtVersion(client, older.schema, 4);
       await client.query(
         `insert into ${older.schema}.sessions (id, header, created_at, updated_at, event_count, format)
          select id, header, created_at, updated_at, event_count, format from ${source.schema}.sessions`,

@@ -8,9 +8,14 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { AnySessionEvent } from '../../src/index.ts';
 import { DiskSessionStore, PostgresSessionStore } from '../../src/index.ts';
 import { runCli } from '../../src/cli/main.ts';
-import { postgresMigrations } from '../../src/session/stores/postgres-schema.ts';
 import { runRein } from '../cli/rein-process.ts';
-import { describePostgres, dropSchema, freshSchemaUrl, withTestDatabase } from '../support/postgres.ts';
+import {
+  createSchemaAtVersion,
+  describePostgres,
+  dropSchema,
+  freshSchemaUrl,
+  withTestDatabase,
+} from '../support/postgres.ts';
 import { appendOpenToolTurn, appendTextTurn } from './store-conformance.ts';
 
 function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
@@ -162,15 +167,7 @@ describePostgres('PostgresSessionStore: bad input, follow, export and import', (
     // A schema exactly as version 1 created it, its rows written by version 1's append function.
     const older = fresh();
     await withTestDatabase(url, async (client) => {
-      await client.query(`create schema ${older.schema}`);
-      await client.query(
-        `create table ${older.schema}.schema_version (product text not null, version integer not null, ` +
-          'migrated_at timestamptz not null default now())',
-      );
-      await client.query(
-        `insert into ${older.schema}.schema_version (product, version) values ('rein-sessions', 1)`,
-      );
-      await client.query(postgresMigrations[0]!(older.schema));
+      await createSchemaAtVersion(client, older.schema, 1);
       await client.query(
         `insert into ${older.schema}.sessions (id, header, created_at, updated_at, event_count) values ('old', $1, 1000, 1000, 0)`,
         [headerLine],

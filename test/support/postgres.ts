@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { describe, it } from 'vitest';
+import { postgresMigrations } from '../../src/session/stores/postgres-schema.ts';
 
 /** The test database URL (`scripts/postgres-test-server.sh start` prints it), if any. */
 export const postgresTestUrl: string | undefined = process.env.REIN_TEST_POSTGRES_URL || undefined;
@@ -54,4 +55,21 @@ export async function withTestDatabase<T>(url: string, run: (client: pg.Client) 
 /** Drops a test schema and everything in it. */
 export async function dropSchema(url: string, schema: string): Promise<void> {
   await withTestDatabase(url, (client) => client.query(`drop schema if exists ${schema} cascade`));
+}
+
+/** Creates `schema` as Rein's schema version `version` left it: its version row, then migrations 1 to `version`. */
+export async function createSchemaAtVersion(
+  client: pg.Client,
+  schema: string,
+  version: number,
+): Promise<void> {
+  await client.query(`create schema ${schema}`);
+  await client.query(
+    `create table ${schema}.schema_version (product text not null, version integer not null, ` +
+      'migrated_at timestamptz not null default now())',
+  );
+  await client.query(`insert into ${schema}.schema_version (product, version) values ('rein-sessions', $1)`, [
+    version,
+  ]);
+  for (const migration of postgresMigrations.slice(0, version)) await client.query(migration(schema));
 }
