@@ -8,7 +8,13 @@ import type { SessionHeader } from '../session.ts';
 import { SessionError } from '../session-error.ts';
 import type { AnySessionEvent } from '../session-event.ts';
 import { forkStoredSession } from '../session-fork.ts';
-import type { PricingLookup, SessionForkOptions, SessionStore, SessionSummary } from '../session-store.ts';
+import type {
+  PricingLookup,
+  SessionForkOptions,
+  SessionStore,
+  SessionSummary,
+  StoredSessionLog,
+} from '../session-store.ts';
 import { priceTally, summarizeSession, tallySession } from '../session-summary.ts';
 import type { SessionTally } from '../session-summary.ts';
 import {
@@ -20,6 +26,7 @@ import {
 import { buildLoadedSession, loadFromSnapshot, loadFullLog } from './loaded-session-log.ts';
 import type { BuiltSession, LoadedSessionLog } from './loaded-session-log.ts';
 import { SessionSummaryCache } from './session-summary-cache.ts';
+import { readStoredLog } from './stored-log-read.ts';
 import { SessionFileWriter } from './session-file-writer.ts';
 import { linkIntoPlace } from './link-into-place.ts';
 import { checkSessionId, constructStoredSession, isValidSessionId } from './stored-session.ts';
@@ -238,6 +245,13 @@ export class DiskSessionStore implements SessionStore {
     if (live !== undefined) return { header: { ...live.session.header }, events: live.session.log.slice() };
     const parsed = await this.#parse(id, path, false);
     return { header: parsed.header, events: parsed.events };
+  }
+
+  async readLog(id: string): Promise<StoredSessionLog> {
+    const path = this.pathOf(id);
+    const live = this.#live.get(id);
+    if (live !== undefined) return { header: { ...live.session.header }, log: live.session.log, scans: {} };
+    return readStoredLog(await this.#readLog(id, path), () => this.#snapshots.read(id), { id, path });
   }
 
   async list(): Promise<SessionSummary[]> {
