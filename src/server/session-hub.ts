@@ -42,6 +42,8 @@ export interface SessionHubOptions {
   approverGraceMs?: number;
 }
 
+const requestHeaderType: ReadonlySet<string> = new Set(['request/header']);
+
 interface Channel {
   readonly clients: Set<EventStreamClient>;
   stored: readonly AnySessionEvent[] | ReadonlySessionLog | undefined;
@@ -134,15 +136,15 @@ export class SessionHub {
     if (override !== undefined) return override;
     const agent = this.#harness.agents.get(sessionId);
     const log = this.#log(sessionId);
-    for (let index = log.length - 1; index >= 0; index--) {
-      // A live log answers the type without rebuilding packed chunk events.
-      const type = agent !== undefined ? agent.session.log.typeAt(index) : log.at(index)?.type;
-      if (type !== 'request/header') continue;
-      const event = log.at(index)!;
-      {
-        const { provider, model, reasoningEffort } = (event.data as { header: EpochHeader }).header.config;
-        return reasoningEffort !== undefined ? { provider, model, reasoningEffort } : { provider, model };
-      }
+    // A session log (live, or stored from a snapshot) finds it without building the events it skips.
+    let index = log.length - 1;
+    if ('previousOfType' in log)
+      index = (log as ReadonlySessionLog).previousOfType(requestHeaderType, log.length);
+    else while (index >= 0 && log.at(index)?.type !== 'request/header') index--;
+    if (index >= 0) {
+      const { provider, model, reasoningEffort } = (log.at(index)!.data as { header: EpochHeader }).header
+        .config;
+      return reasoningEffort !== undefined ? { provider, model, reasoningEffort } : { provider, model };
     }
     if (agent?.options.provider !== undefined && agent.options.model !== undefined) {
       return { provider: agent.options.provider, model: agent.options.model };

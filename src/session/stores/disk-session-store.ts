@@ -26,7 +26,7 @@ import {
 import { buildLoadedSession, loadFromSnapshot, loadFullLog } from './loaded-session-log.ts';
 import type { BuiltSession, LoadedSessionLog } from './loaded-session-log.ts';
 import { SessionSummaryCache } from './session-summary-cache.ts';
-import { readStoredLog } from './stored-log-read.ts';
+import { readStoredLog, tallyFromSnapshot } from './stored-log-read.ts';
 import { SessionFileWriter } from './session-file-writer.ts';
 import { linkIntoPlace } from './link-into-place.ts';
 import { checkSessionId, constructStoredSession, isValidSessionId } from './stored-session.ts';
@@ -421,7 +421,16 @@ export class DiskSessionStore implements SessionStore {
         summary = priceTally(durable.tally, this.#pricing);
         if (durable.corrupt !== undefined) summary.corrupt = durable.corrupt;
       } else {
-        const parsed = await this.#parse(id, path, true);
+        // A file whose listing row is not cached (written elsewhere, or copied) tallies from its snapshot.
+        const bytes = await this.#readLog(id, path);
+        const fromSnapshot = await tallyFromSnapshot(bytes, () => this.#snapshots.read(id), { id, path });
+        if (fromSnapshot !== undefined) {
+          summary = priceTally(fromSnapshot.tally, this.#pricing);
+          await this.#summaryCache.put(id, stamp, fromSnapshot);
+          this.#summaries.set(id, { size: info.size, modified: info.mtimeMs, summary });
+          return summary;
+        }
+        const parsed = parseSessionLog(bytes, { id, path, salvage: true });
         const tally = tallySession(parsed.header, parsed.events);
         summary = priceTally(tally, this.#pricing);
         const corrupt =

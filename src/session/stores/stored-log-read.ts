@@ -1,6 +1,9 @@
 import { SessionLog } from '../session-log.ts';
 import type { StoredSessionLog } from '../session-store.ts';
+import { tallySession } from '../session-summary.ts';
+import type { SessionTally } from '../session-summary.ts';
 import { loadFromSnapshot, loadFullLog } from './loaded-session-log.ts';
+import type { LoadedSessionLog } from './loaded-session-log.ts';
 import type { SessionSnapshot } from './session-snapshot.ts';
 
 /**
@@ -14,9 +17,28 @@ export async function readStoredLog(
   context: { id: string; path: string },
 ): Promise<StoredSessionLog> {
   const loaded = (await loadFromSnapshot(bytes, readSnapshot, context)) ?? loadFullLog(bytes, context);
+  return { header: loaded.header, log: logOf(loaded), scans: loaded.resumeFrom?.scans ?? {} };
+}
+
+/**
+ * The listing tally of a session file from its snapshot: the snapshot's tally, then the events after
+ * it (the covered prefix is not decoded). Undefined when no snapshot matches the file or anything after
+ * it is wrong: a full read then tallies it (and reports a damaged line).
+ */
+export async function tallyFromSnapshot(
+  bytes: Buffer,
+  readSnapshot: () => Promise<SessionSnapshot | undefined>,
+  context: { id: string; path: string },
+): Promise<{ tally: SessionTally; format: LoadedSessionLog['format'] } | undefined> {
+  const loaded = await loadFromSnapshot(bytes, readSnapshot, context);
+  if (loaded === undefined) return undefined;
+  return { tally: tallySession(loaded.header, logOf(loaded), loaded.prefixTally), format: loaded.format };
+}
+
+function logOf(loaded: LoadedSessionLog): SessionLog {
   const log = new SessionLog(loaded.resumeFrom?.prefix);
   for (const event of loaded.events) log.push(deepFreeze(event));
-  return { header: loaded.header, log, scans: loaded.resumeFrom?.scans ?? {} };
+  return log;
 }
 
 // The log hands out its events as they are: frozen like the prefix's, so no reader changes another's.
