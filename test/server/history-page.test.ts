@@ -7,6 +7,7 @@ import type { AnySessionEvent, TranscriptCarry, TranscriptPricing } from '../../
 import {
   DiskSessionStore,
   Transcript,
+  compactSession,
   createHarness,
   defaultRecordViews,
   transcriptCarriesScan,
@@ -191,7 +192,12 @@ describe('history pages of a stored session folded from the saved transcript car
   const id = 'long-session';
   const snapshotPath = (): string => join(directory, '.snapshots', `${id}.json`);
 
-  const run = async (script: ScriptedTurn[], count: number, resume: boolean): Promise<void> => {
+  const run = async (
+    script: ScriptedTurn[],
+    count: number,
+    resume: boolean,
+    compact = false,
+  ): Promise<void> => {
     const harness = createHarness({
       providers: [new ScriptedProvider({ responses: script })],
       tools: [readFileTool()],
@@ -199,6 +205,7 @@ describe('history pages of a stored session folded from the saved transcript car
       defaultModel: { provider: 'scripted', model: 'scripted' },
     });
     const agent = resume ? await harness.resumeAgent(id) : await harness.createAgent({ id });
+    if (compact) expect(await compactSession(harness, agent)).toMatchObject({ compacted: true });
     for (let turn = 0; turn < count; turn++) {
       agent.followup(`look ${turn}`);
       await agent.whenIdle();
@@ -361,6 +368,15 @@ describe('history pages of a stored session folded from the saved transcript car
         (event.data as { reason: { kind: string } }).reason.kind === 'interrupted',
     );
     expect(interrupted).toHaveLength(1);
+    expectWholeFold(open);
+  });
+
+  it('after a compaction and more turns, a cold open still gives the whole fold', async () => {
+    const before = await savedCarries();
+    await run([{ text: 'Summary: files were read.' }, ...longResponses(10, 6, 91)], 10, true, true);
+    expect((await savedCarries()).at(-1)!.seq).toBeGreaterThan(before.at(-1)!.seq);
+    const open = await coldOpen();
+    expect(open.logged.filter((event) => event.type === 'compaction/summary')).toHaveLength(1);
     expectWholeFold(open);
   });
 });
