@@ -18,6 +18,8 @@ import type { Session, SessionStore } from './session/index.ts';
 import { MemorySessionStore, sessionEventModes } from './session/index.ts';
 import type { Tool } from './tools/index.ts';
 import { ApprovalService, ToolPipeline, ToolRegistry } from './tools/index.ts';
+import { saveTranscriptCarries } from './transcript/transcript-carries.ts';
+import { defaultRecordViews } from './record-views.ts';
 
 /** Options of `createHarness`. */
 export interface HarnessOptions {
@@ -125,6 +127,7 @@ export class Harness implements PluginHost {
       if (resolved.parentCallId !== undefined) header.parentCallId = resolved.parentCallId;
     }
     const session = await this.store.create(header);
+    saveTranscriptCarries(session, defaultRecordViews);
     return this.#publish(this.#driver(this.services, session, { ...resolved, id }), 'startup');
   }
 
@@ -132,6 +135,7 @@ export class Harness implements PluginHost {
   async resumeAgent(id: string, options: Omit<AgentOptions, 'id'> = {}): Promise<Agent> {
     this.agents.assertAvailable(id);
     const session = await this.store.open(id);
+    saveTranscriptCarries(session, defaultRecordViews);
     // The loop goes on with the route the log last used; a log that never reached a request (a crash
     // before its first record was written) takes the default route like a new session.
     const resolved = this.#resolveOptions({ ...options, id }, !hasRequestRoute(session));

@@ -88,7 +88,9 @@ export type {
   SessionSummary,
   SessionForkOptions,
   PricingLookup,
+  StoredSessionLog,
 } from './session/session-store.ts';
+export type { LogScanStates, SavedLogScan } from './session/log-scan-states.ts';
 export { DiskSessionStore } from './session/stores/disk-session-store.ts';
 export type { DiskSessionStoreOptions } from './session/stores/disk-session-store.ts';
 export type { SessionDurability } from './session/stores/session-file-writer.ts';
@@ -196,6 +198,11 @@ export type { TranscriptOptions } from './transcript/transcript.ts';
 export type { TranscriptCost, UsageCarry, ModelUsageSum } from './transcript/turn-usage-ledger.ts';
 export type { TranscriptCarry } from './transcript/transcript-carry.ts';
 export { TranscriptPageError } from './transcript/transcript-carry.ts';
+export {
+  restoredTranscriptCarries,
+  saveTranscriptCarries,
+  transcriptCarriesScan,
+} from './transcript/transcript-carries.ts';
 export type { TranscriptPricing } from './transcript/transcript-parts.ts';
 export type * from './transcript/transcript-item.ts';
 export type { RecordNote, RecordView } from './session/record-view.ts';

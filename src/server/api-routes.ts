@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Agent, ApprovalDecision, ContentBlock, Harness, ModelInfo, SessionSummary } from '../index.ts';
 import { HarnessError, acceptsImages, checkImagesFit, summarizeSession } from '../internal.ts';
+import { transcriptCarriesScan } from '../index.ts';
 import { acknowledgeDurably } from './durable-acknowledgement.ts';
 import { goalBudgetRoutes } from './goal-budget-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
@@ -204,7 +205,10 @@ async function sessionEvents(
 ): Promise<ApiAnswer> {
   // `?tail=<events>[&before=<seq>]`: the last turns with the fold of what came before (see historyPage).
   const page = historyPageRequest(url);
-  if (page !== undefined) return { body: historyPage(await context.hub.log(sessionId!), page) };
+  if (page !== undefined) {
+    const log = await context.hub.log(sessionId!);
+    return { body: historyPage(log, page, context.hub.savedScan(sessionId!, transcriptCarriesScan)) };
+  }
   const from = seqParameter(url.searchParams.get('from'));
   const slice = await context.hub.events(sessionId!, from);
   // `?settled=1`: what a transcript needs, without the chunks of answered steps (see settledHistory).

@@ -1,5 +1,5 @@
-import type { AnySessionEvent, ReadonlySessionLog, TranscriptCarry } from '../index.ts';
-import { Transcript, defaultRecordViews } from '../index.ts';
+import type { AnySessionEvent, ReadonlySessionLog, SavedLogScan, TranscriptCarry } from '../index.ts';
+import { Transcript, defaultRecordViews, restoredTranscriptCarries } from '../index.ts';
 import { HttpError } from './http-error.ts';
 import { settledHistory } from './settled-history.ts';
 
@@ -48,7 +48,8 @@ export function historyPageRequest(url: URL): HistoryPageRequest | undefined {
 }
 
 /** A session log as the hub holds it: the live log or the stored events. */
-export type HistoryLog = Pick<ReadonlySessionLog, 'length' | 'at' | 'slice'>;
+export type HistoryLog = Pick<ReadonlySessionLog, 'length' | 'at' | 'slice'> &
+  Partial<Pick<ReadonlySessionLog, 'typeAt'>>;
 
 // Carries at the turn boundaries a log's pages were cut at or passed over, per log object (a live log
 // only grows and a stored one is read once, so a prefix's fold never changes): paging back, and opening
@@ -59,26 +60,35 @@ const boundaryCarries = new WeakMap<HistoryLog, { seqs: number[]; carries: Map<n
  * The page of `log` that ends before `before` (the log's end when absent) and starts at the latest turn
  * boundary (0, or just after a `turn/end`) that leaves at least `tail` events in it, or at 0. Its carry
  * is the fold of everything before it with the default record views, the views the Web UI folds with.
- * A `before` past the log's end is a typed 400 (`INVALID_HISTORY_PAGE`).
+ * A `before` past the log's end is a typed 400 (`INVALID_HISTORY_PAGE`). `saved` is what the store
+ * saved of the transcript carries scan for this log (see `saveTranscriptCarries`): the first page of a
+ * log folds on from the nearest of its carries that fit, instead of from seq 0.
  */
-export function historyPage(log: HistoryLog, request: HistoryPageRequest): HistoryPage {
+export function historyPage(log: HistoryLog, request: HistoryPageRequest, saved?: SavedLogScan): HistoryPage {
   const end = request.before ?? log.length;
   if (end > log.length) throw invalid(`before ${end} is past the end of the log (${log.length} events)`);
   let start = 0;
   for (let index = end - request.tail - 1; index >= 0; index--) {
-    if (log.at(index)!.type === 'turn/end') {
+    if ((log.typeAt?.(index) ?? log.at(index)!.type) === 'turn/end') {
       start = index + 1;
       break;
     }
   }
-  return { events: settledHistory(log.slice(start, end)), carry: carryAt(log, start), start, end };
+  return { events: settledHistory(log.slice(start, end)), carry: carryAt(log, start, saved), start, end };
 }
 
 /** The carry of `log` before `seq` (a turn boundary), folded on from the nearest cached boundary before it. */
-function carryAt(log: HistoryLog, seq: number): TranscriptCarry {
+function carryAt(log: HistoryLog, seq: number, saved: SavedLogScan | undefined): TranscriptCarry {
   let cache = boundaryCarries.get(log);
   if (cache === undefined) {
     cache = { seqs: [0], carries: new Map([[0, new Transcript({ views: defaultRecordViews }).carry()]]) };
+    // Carries the store saved with the log: checked for version, views and shape; each one the fold of
+    // the log's first `seq` events (the store's snapshot ties them to those events' bytes).
+    for (const carry of restoredTranscriptCarries(saved, defaultRecordViews, log.length)) {
+      if (cache.carries.has(carry.seq)) continue;
+      cache.carries.set(carry.seq, carry);
+      cache.seqs.push(carry.seq);
+    }
     boundaryCarries.set(log, cache);
   }
   const cached = cache.carries.get(seq);

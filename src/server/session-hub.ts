@@ -7,6 +7,7 @@ import type {
   EpochHeader,
   Harness,
   ReadonlySessionLog,
+  SavedLogScan,
   SessionHeader,
   UserMessage,
 } from '../index.ts';
@@ -41,11 +42,15 @@ export interface SessionHubOptions {
   approverGraceMs?: number;
 }
 
+const requestHeaderType: ReadonlySet<string> = new Set(['request/header']);
+
 interface Channel {
   readonly clients: Set<EventStreamClient>;
-  stored: readonly AnySessionEvent[] | undefined;
+  stored: readonly AnySessionEvent[] | ReadonlySessionLog | undefined;
   /** The header read with `stored` (a session's header does not change). */
   header?: SessionHeader;
+  /** The log scans' states the store saved with `stored` (its snapshot's), by scan name. */
+  scans?: Readonly<Record<string, SavedLogScan>>;
   approver: Disposer | undefined;
   graceTimer: NodeJS.Timeout | undefined;
   /** Ends the store-level follow of a session another server writes (a shared store). */
@@ -131,15 +136,15 @@ export class SessionHub {
     if (override !== undefined) return override;
     const agent = this.#harness.agents.get(sessionId);
     const log = this.#log(sessionId);
-    for (let index = log.length - 1; index >= 0; index--) {
-      // A live log answers the type without rebuilding packed chunk events.
-      const type = agent !== undefined ? agent.session.log.typeAt(index) : log.at(index)?.type;
-      if (type !== 'request/header') continue;
-      const event = log.at(index)!;
-      {
-        const { provider, model, reasoningEffort } = (event.data as { header: EpochHeader }).header.config;
-        return reasoningEffort !== undefined ? { provider, model, reasoningEffort } : { provider, model };
-      }
+    // A session log (live, or stored from a snapshot) finds it without building the events it skips.
+    let index = log.length - 1;
+    if ('previousOfType' in log)
+      index = (log as ReadonlySessionLog).previousOfType(requestHeaderType, log.length);
+    else while (index >= 0 && log.at(index)?.type !== 'request/header') index--;
+    if (index >= 0) {
+      const { provider, model, reasoningEffort } = (log.at(index)!.data as { header: EpochHeader }).header
+        .config;
+      return reasoningEffort !== undefined ? { provider, model, reasoningEffort } : { provider, model };
     }
     if (agent?.options.provider !== undefined && agent.options.model !== undefined) {
       return { provider: agent.options.provider, model: agent.options.model };
@@ -220,6 +225,16 @@ export class SessionHub {
     return channel.stored ?? (await this.#harness.store.read(sessionId)).events;
   }
 
+  /**
+   * What the log scan `name` had derived from a prefix of a session's log when the store saved it: the
+   * state the live session resumed with, or the one read with the stored log the hub holds.
+   */
+  savedScan(sessionId: string, name: string): SavedLogScan | undefined {
+    const agent = this.#harness.agents.get(sessionId);
+    if (agent !== undefined) return agent.session.scans.restored(name);
+    return this.#channels.get(sessionId)?.scans?.[name];
+  }
+
   /** A session's header: the live one, the one read with a stored log a browser has open, or the store's. */
   async header(sessionId: string): Promise<SessionHeader> {
     const agent = this.#harness.agents.get(sessionId);
@@ -294,14 +309,14 @@ export class SessionHub {
   }
 
   async #readChannel(sessionId: string): Promise<Channel> {
-    const read = this.#harness.agents.has(sessionId) ? undefined : await this.#harness.store.read(sessionId);
+    const read = this.#harness.agents.has(sessionId) ? undefined : await this.#readStored(sessionId);
     // Another request may have created the channel while the store was read.
     let channel = this.#channels.get(sessionId);
     if (channel === undefined) {
       channel = {
         clients: new Set(),
         stored: read?.events,
-        ...(read !== undefined ? { header: read.header } : {}),
+        ...(read !== undefined ? { header: read.header, scans: read.scans } : {}),
         approver: undefined,
         graceTimer: undefined,
         follow: undefined,
@@ -312,6 +327,21 @@ export class SessionHub {
       this.#startGrace(sessionId, channel);
     }
     return channel;
+  }
+
+  // A store that can read a log from its snapshot decodes only the events asked for (a history page's).
+  async #readStored(sessionId: string): Promise<{
+    header: SessionHeader;
+    events: readonly AnySessionEvent[] | ReadonlySessionLog;
+    scans: Readonly<Record<string, SavedLogScan>>;
+  }> {
+    const store = this.#harness.store;
+    if (store.readLog !== undefined) {
+      const { header, log, scans } = await store.readLog(sessionId);
+      return { header, events: log, scans };
+    }
+    const { header, events } = await store.read(sessionId);
+    return { header, events, scans: {} };
   }
 
   #log(sessionId: string): LogView {

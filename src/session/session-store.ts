@@ -1,7 +1,9 @@
 import type { HookBus } from '../hooks/index.ts';
 import type { ModelInfo } from '../llm/index.ts';
+import type { SavedLogScan } from './log-scan-states.ts';
 import type { Session, SessionHeader } from './session.ts';
 import type { AnySessionEvent } from './session-event.ts';
+import type { ReadonlySessionLog } from './session-log.ts';
 
 /** A summary row for session listings. */
 export interface SessionSummary {
@@ -44,6 +46,14 @@ export interface SessionFollowOptions {
   signal: AbortSignal;
 }
 
+/** A stored session read without taking it for writing, its log read on demand where the store can. */
+export interface StoredSessionLog {
+  header: SessionHeader;
+  log: ReadonlySessionLog;
+  /** What the log's scans had derived from a prefix of it, by scan name, when the store saved that. */
+  scans: Readonly<Record<string, SavedLogScan>>;
+}
+
 /** The seam every session store implements (memory, disk, and later a database). */
 export interface SessionStore {
   /** Creates a new live session; throws SessionError `SESSION_EXISTS` for an id in use. */
@@ -57,6 +67,11 @@ export interface SessionStore {
   open(id: string): Promise<Session>;
   /** Reads a stored session's header and events without taking it for writing. */
   read(id: string): Promise<{ header: SessionHeader; events: AnySessionEvent[] }>;
+  /**
+   * Reads a stored session as `read` does, without parsing what its snapshot covers (those events are
+   * decoded when asked for) and with the snapshot's scan states; stores without snapshots leave it out.
+   */
+  readLog?(id: string): Promise<StoredSessionLog>;
   /** Lists stored sessions, newest first. */
   list(): Promise<SessionSummary[]>;
   /** Deletes a stored session that no live agent holds. */

@@ -1,12 +1,26 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnySessionEvent, TranscriptCarry, TranscriptPricing } from '../../src/index.ts';
-import { DiskSessionStore, Transcript, createHarness, defaultRecordViews } from '../../src/index.ts';
+import {
+  DiskSessionStore,
+  Transcript,
+  compactSession,
+  createHarness,
+  defaultRecordViews,
+  transcriptCarriesScan,
+} from '../../src/index.ts';
+import {
+  decodeSessionSnapshotBytes,
+  encodeSessionSnapshotBytes,
+} from '../../src/session/stores/session-snapshot.ts';
+import type { SessionSnapshot } from '../../src/session/stores/session-snapshot.ts';
 import { settledHistory } from '../../src/server/settled-history.ts';
 import type { ScriptedTurn } from '../../src/testing/index.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
+import { appendOpenToolTurn } from '../session/store-conformance.ts';
 import type { ServerFixture } from './support.ts';
 import { readFileTool, serverFixture } from './support.ts';
 
@@ -153,5 +167,216 @@ describe('history pages (GET /api/sessions/:id/events?tail=…)', () => {
     const missing = await f.api('GET', `/api/sessions/no-such-session/events?tail=5`);
     expect(missing.status).toBe(404);
     expect(missing.json).toMatchObject({ error: { code: 'SESSION_NOT_FOUND' } });
+  });
+});
+
+// Each turn: `steps` reads in as many steps, then an answer.
+function longResponses(count: number, steps: number, from = 1): ScriptedTurn[] {
+  const script: ScriptedTurn[] = [];
+  for (let turn = from; turn < from + count; turn++) {
+    for (let step = 1; step <= steps; step++) {
+      script.push({
+        toolCalls: [{ id: `l${turn}-${step}`, name: 'read_file', arguments: { path: `l${turn}-${step}` } }],
+        usage: { inputTokens: 3 * turn + step, outputTokens: 1 },
+      });
+    }
+    script.push({ text: [`Done `, `${turn}.`], usage: { inputTokens: 5, outputTokens: turn } });
+  }
+  return script;
+}
+
+// A cold open of a long stored session: the store's snapshot saved transcript carries at turn ends, and
+// the server folds the page's carry on from the nearest one instead of from seq 0.
+describe('history pages of a stored session folded from the saved transcript carries', () => {
+  let directory: string;
+  const id = 'long-session';
+  const snapshotPath = (): string => join(directory, '.snapshots', `${id}.json`);
+
+  const run = async (
+    script: ScriptedTurn[],
+    count: number,
+    resume: boolean,
+    compact = false,
+  ): Promise<void> => {
+    const harness = createHarness({
+      providers: [new ScriptedProvider({ responses: script })],
+      tools: [readFileTool()],
+      store: new DiskSessionStore({ root: directory }),
+      defaultModel: { provider: 'scripted', model: 'scripted' },
+    });
+    const agent = resume ? await harness.resumeAgent(id) : await harness.createAgent({ id });
+    if (compact) expect(await compactSession(harness, agent)).toMatchObject({ compacted: true });
+    for (let turn = 0; turn < count; turn++) {
+      agent.followup(`look ${turn}`);
+      await agent.whenIdle();
+    }
+    await harness.dispose();
+  };
+
+  const snapshot = async (): Promise<SessionSnapshot> =>
+    decodeSessionSnapshotBytes(await readFile(snapshotPath()), id)!;
+  const savedCarries = async (): Promise<TranscriptCarry[]> =>
+    ((await snapshot()).scans[transcriptCarriesScan]!.state as { carries: TranscriptCarry[] }).carries;
+
+  // A fresh server (nothing cached) opens the session and pages back to seq 0.
+  const coldOpen = async (): Promise<{ first: Page; pages: Page[]; logged: AnySessionEvent[] }> => {
+    const server = await serverFixture([], { store: new DiskSessionStore({ root: directory }) });
+    try {
+      const get = async (query: string): Promise<Page> => {
+        const answer = await server.api('GET', `/api/sessions/${id}/events?${query}`);
+        expect(answer.status).toBe(200);
+        return answer.json as Page;
+      };
+      const first = await get('tail=300');
+      const pages = [first];
+      while (pages.at(-1)!.start > 0) pages.push(await get(`tail=300&before=${pages.at(-1)!.start}`));
+      const logged = (await new DiskSessionStore({ root: directory }).read(id)).events;
+      return { first, pages, logged };
+    } finally {
+      await server.close();
+    }
+  };
+
+  // Every page's carry is the whole fold of the log before it, and the pages fold like the whole log.
+  const expectWholeFold = (open: { pages: Page[]; logged: AnySessionEvent[] }): void => {
+    const { pages, logged } = open;
+    const whole = Transcript.of(logged, { views });
+    expect(pages[0]!.end).toBe(logged.length);
+    let transcript: Transcript | undefined;
+    for (const page of pages) {
+      expect(page.events).toEqual(settledHistory(logged.slice(page.start, page.end)));
+      expect(page.carry).toEqual(
+        JSON.parse(JSON.stringify(Transcript.of(logged.slice(0, page.start), { views }).carry())),
+      );
+      const fold = new Transcript({ views, carry: page.carry });
+      for (const event of page.events) fold.apply(event);
+      if (transcript === undefined) transcript = fold;
+      else transcript.prepend(fold);
+    }
+    expect(transcript!.items).toEqual(whole.items);
+    expect(transcript!.cost(pricing, 3)).toEqual(whole.cost(pricing, 3));
+  };
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'rein-history-carries-'));
+    await run(longResponses(80, 6), 80, false);
+  });
+
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('saves a ladder of carries at turn ends with the snapshot, each the whole fold before it', async () => {
+    const logged = (await new DiskSessionStore({ root: directory }).read(id)).events;
+    const carries = await savedCarries();
+    expect(carries.length).toBeGreaterThan(2);
+    expect(carries.at(-1)!.seq).toBe(logged.length);
+    for (const carry of carries) {
+      if (carry.seq < logged.length) expect(logged[carry.seq - 1]!.type).toBe('turn/end');
+      expect(carry).toEqual(
+        JSON.parse(JSON.stringify(Transcript.of(logged.slice(0, carry.seq), { views }).carry())),
+      );
+    }
+  });
+
+  it('a cold open gives the pages of the whole fold', async () => {
+    const open = await coldOpen();
+    expect(open.pages.length).toBeGreaterThan(3);
+    expectWholeFold(open);
+  });
+
+  it('a cold open folds on from a saved carry: what the carry says reaches the page', async () => {
+    const original = await readFile(snapshotPath());
+    try {
+      // The same snapshot, re-checked, with todos put into its carries: only a fold that starts from a
+      // saved carry (the page's carry before any later todo event) can answer them.
+      const changed = await snapshot();
+      const saved = changed.scans[transcriptCarriesScan]!.state as { carries: TranscriptCarry[] };
+      const todos = [{ content: 'from the saved carry', status: 'pending' as const }];
+      saved.carries = saved.carries.map((carry) => ({ ...carry, todos }));
+      await writeFile(snapshotPath(), encodeSessionSnapshotBytes(changed));
+      const { first } = await coldOpen();
+      expect(first.start).toBeGreaterThan(saved.carries[0]!.seq);
+      expect(first.carry.todos).toEqual(todos);
+      expect(first.carry.seq).toBe(first.start);
+    } finally {
+      await writeFile(snapshotPath(), original);
+    }
+  });
+
+  it('ignores a damaged snapshot, and carries of another version or other views', async () => {
+    const original = await readFile(snapshotPath());
+    const withState = async (change: (state: Record<string, unknown>) => void): Promise<void> => {
+      const changed = decodeSessionSnapshotBytes(original, id)!;
+      const saved = changed.scans[transcriptCarriesScan]!.state as Record<string, unknown>;
+      const carries = saved.carries as TranscriptCarry[];
+      saved.carries = carries.map((carry) => ({
+        ...carry,
+        todos: [{ content: 'stale', status: 'pending' }],
+      }));
+      change(saved);
+      await writeFile(snapshotPath(), encodeSessionSnapshotBytes(changed));
+    };
+    try {
+      // One byte of the carries flipped: the snapshot's check fails, the log is read in full.
+      const damaged = Buffer.from(original);
+      const at = damaged.indexOf('"carries"');
+      damaged[at + 20] = damaged[at + 20]! ^ 1;
+      await writeFile(snapshotPath(), damaged);
+      expectWholeFold(await coldOpen());
+      await withState((state) => {
+        state.version = 0;
+      });
+      expectWholeFold(await coldOpen());
+      await withState((state) => {
+        state.views = ['goals'];
+      });
+      expectWholeFold(await coldOpen());
+      await withState((state) => {
+        (state.carries as { activity: unknown }[])[0]!.activity = null;
+      });
+      expectWholeFold(await coldOpen());
+    } finally {
+      await writeFile(snapshotPath(), original);
+    }
+  });
+
+  it('after a crash-repaired turn and a resume, a cold open still gives the whole fold', async () => {
+    const before = await savedCarries();
+    // A turn is left open in the file and its process "dies" holding the lock.
+    const store = new DiskSessionStore({ root: directory });
+    const live = await store.open(id);
+    appendOpenToolTurn(live);
+    await store.flush(live);
+    live.close();
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    await writeFile(
+      join(directory, `${id}.lock`),
+      JSON.stringify({ pid: dead, host: hostname(), acquiredAt: Date.now(), token: 'dead' }),
+    );
+    // Opened with the open turn in its tail (a reader repairs nothing).
+    expectWholeFold(await coldOpen());
+    // Resumed (the turn is repaired as interrupted) and run on: the next snapshot's carries go on from
+    // the ones it resumed with.
+    await run(longResponses(10, 6, 81), 10, true);
+    const after = await savedCarries();
+    expect(after.at(-1)!.seq).toBeGreaterThan(before.at(-1)!.seq);
+    const open = await coldOpen();
+    const interrupted = open.logged.filter(
+      (event) =>
+        event.type === 'turn/end' &&
+        (event.data as { reason: { kind: string } }).reason.kind === 'interrupted',
+    );
+    expect(interrupted).toHaveLength(1);
+    expectWholeFold(open);
+  });
+
+  it('after a compaction and more turns, a cold open still gives the whole fold', async () => {
+    const before = await savedCarries();
+    await run([{ text: 'Summary: files were read.' }, ...longResponses(10, 6, 91)], 10, true, true);
+    expect((await savedCarries()).at(-1)!.seq).toBeGreaterThan(before.at(-1)!.seq);
+    const open = await coldOpen();
+    expect(open.logged.filter((event) => event.type === 'compaction/summary')).toHaveLength(1);
+    expectWholeFold(open);
   });
 });

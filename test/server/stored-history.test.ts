@@ -2,19 +2,24 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AnySessionEvent, SessionHeader } from '../../src/index.ts';
+import type { AnySessionEvent, SessionHeader, StoredSessionLog } from '../../src/index.ts';
 import { DiskSessionStore, createHarness } from '../../src/index.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 import type { ServerFixture } from './support.ts';
 import { openStream, serverFixture } from './support.ts';
 
-/** The disk store, counting the whole-log reads the server asks of it. */
+/** The disk store, counting the log reads (whole, or from the snapshot) the server asks of it. */
 class CountingDiskStore extends DiskSessionStore {
   reads = 0;
 
   override async read(id: string): Promise<{ header: SessionHeader; events: AnySessionEvent[] }> {
     this.reads++;
     return super.read(id);
+  }
+
+  override async readLog(id: string): Promise<StoredSessionLog> {
+    this.reads++;
+    return super.readLog(id);
   }
 }
 

@@ -4,6 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DiskSessionStore } from '../../src/session/stores/index.ts';
+import {
+  decodeSessionSnapshotBytes,
+  encodeSessionSnapshotBytes,
+} from '../../src/session/stores/session-snapshot.ts';
 import { appendTextTurn } from './store-conformance.ts';
 
 let root: string;
@@ -37,6 +41,34 @@ describe('the disk store listing cache', () => {
     expect(fresh[0]!.cost).toBeGreaterThan(0);
     // The parse left an entry of its own.
     expect(existsSync(entryOf('cached'))).toBe(true);
+  });
+
+  it('without an entry, lists from the snapshot and the events after it, as a full parse does', async () => {
+    const writer = new DiskSessionStore({ root });
+    const session = await writer.create({ id: 'snap', cwd: '/w' });
+    appendTextTurn(session, 'First question', 'answer');
+    appendTextTurn(session, 'Second question', 'answer');
+    await writer.release(session);
+    const live = await writer.open('snap');
+    appendTextTurn(live, 'Third question', 'answer');
+    await writer.flush(live);
+    live.close();
+    // The process "died" before its release: no entry, and the snapshot covers two turns of three.
+    await rm(join(root, '.summaries'), { recursive: true });
+    const fromSnapshot = await new DiskSessionStore({ root, pricing }).list();
+    await rm(join(root, '.summaries'), { recursive: true });
+    const snapshotPath = join(root, '.snapshots', 'snap.json');
+    const original = await readFile(snapshotPath);
+    await rm(snapshotPath);
+    const parsed = await new DiskSessionStore({ root, pricing }).list();
+    expect(fromSnapshot).toEqual(parsed);
+    expect(parsed).toMatchObject([{ id: 'snap', title: 'First question', turns: 3, events: live.length }]);
+    // The row came from the snapshot's tally: a (re-checked) snapshot saying otherwise shows in it.
+    const changed = decodeSessionSnapshotBytes(original, 'snap')!;
+    changed.tally.summary.turns = 10;
+    await writeFile(snapshotPath, encodeSessionSnapshotBytes(changed));
+    await rm(join(root, '.summaries'), { recursive: true });
+    expect(await new DiskSessionStore({ root, pricing }).list()).toMatchObject([{ id: 'snap', turns: 11 }]);
   });
 
   it('ignores an entry once the log changed, and one that is not a valid entry', async () => {

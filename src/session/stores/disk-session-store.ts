@@ -8,7 +8,13 @@ import type { SessionHeader } from '../session.ts';
 import { SessionError } from '../session-error.ts';
 import type { AnySessionEvent } from '../session-event.ts';
 import { forkStoredSession } from '../session-fork.ts';
-import type { PricingLookup, SessionForkOptions, SessionStore, SessionSummary } from '../session-store.ts';
+import type {
+  PricingLookup,
+  SessionForkOptions,
+  SessionStore,
+  SessionSummary,
+  StoredSessionLog,
+} from '../session-store.ts';
 import { priceTally, summarizeSession, tallySession } from '../session-summary.ts';
 import type { SessionTally } from '../session-summary.ts';
 import {
@@ -20,6 +26,7 @@ import {
 import { buildLoadedSession, loadFromSnapshot, loadFullLog } from './loaded-session-log.ts';
 import type { BuiltSession, LoadedSessionLog } from './loaded-session-log.ts';
 import { SessionSummaryCache } from './session-summary-cache.ts';
+import { readStoredLog, tallyFromSnapshot } from './stored-log-read.ts';
 import { SessionFileWriter } from './session-file-writer.ts';
 import { linkIntoPlace } from './link-into-place.ts';
 import { checkSessionId, constructStoredSession, isValidSessionId } from './stored-session.ts';
@@ -240,6 +247,13 @@ export class DiskSessionStore implements SessionStore {
     return { header: parsed.header, events: parsed.events };
   }
 
+  async readLog(id: string): Promise<StoredSessionLog> {
+    const path = this.pathOf(id);
+    const live = this.#live.get(id);
+    if (live !== undefined) return { header: { ...live.session.header }, log: live.session.log, scans: {} };
+    return readStoredLog(await this.#readLog(id, path), () => this.#snapshots.read(id), { id, path });
+  }
+
   async list(): Promise<SessionSummary[]> {
     let names: string[];
     try {
@@ -407,7 +421,16 @@ export class DiskSessionStore implements SessionStore {
         summary = priceTally(durable.tally, this.#pricing);
         if (durable.corrupt !== undefined) summary.corrupt = durable.corrupt;
       } else {
-        const parsed = await this.#parse(id, path, true);
+        // A file whose listing row is not cached (written elsewhere, or copied) tallies from its snapshot.
+        const bytes = await this.#readLog(id, path);
+        const fromSnapshot = await tallyFromSnapshot(bytes, () => this.#snapshots.read(id), { id, path });
+        if (fromSnapshot !== undefined) {
+          summary = priceTally(fromSnapshot.tally, this.#pricing);
+          await this.#summaryCache.put(id, stamp, fromSnapshot);
+          this.#summaries.set(id, { size: info.size, modified: info.mtimeMs, summary });
+          return summary;
+        }
+        const parsed = parseSessionLog(bytes, { id, path, salvage: true });
         const tally = tallySession(parsed.header, parsed.events);
         summary = priceTally(tally, this.#pricing);
         const corrupt =
