@@ -198,11 +198,6 @@ export type { TranscriptOptions } from './transcript/transcript.ts';
 export type { TranscriptCost, UsageCarry, ModelUsageSum } from './transcript/turn-usage-ledger.ts';
 export type { TranscriptCarry } from './transcript/transcript-carry.ts';
 export { TranscriptPageError } from './transcript/transcript-carry.ts';
-export {
-  restoredTranscriptCarries,
-  saveTranscriptCarries,
-  transcriptCarriesScan,
-} from './transcript/transcript-carries.ts';
 export type { TranscriptPricing } from './transcript/transcript-parts.ts';
 export type * from './transcript/transcript-item.ts';
 export type { RecordNote, RecordView } from './session/record-view.ts';

@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Agent, ApprovalDecision, ContentBlock, Harness, ModelInfo, SessionSummary } from '../index.ts';
 import { HarnessError, acceptsImages, checkImagesFit, summarizeSession } from '../internal.ts';
-import { transcriptCarriesScan } from '../index.ts';
+import { transcriptCarriesScan } from '../internal.ts';
 import { acknowledgeDurably } from './durable-acknowledgement.ts';
 import { goalBudgetRoutes } from './goal-budget-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';

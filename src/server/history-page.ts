@@ -1,5 +1,6 @@
 import type { AnySessionEvent, ReadonlySessionLog, SavedLogScan, TranscriptCarry } from '../index.ts';
-import { Transcript, defaultRecordViews, restoredTranscriptCarries } from '../index.ts';
+import { Transcript, defaultRecordViews } from '../index.ts';
+import { restoredTranscriptCarries } from '../internal.ts';
 import { HttpError } from './http-error.ts';
 import { settledHistory } from './settled-history.ts';
 

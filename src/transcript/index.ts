@@ -5,4 +5,9 @@ export type { TranscriptPricing } from './transcript-parts.ts';
 export { StreamedDeltaTexts, streamedDelta, streamedDeltaKey } from './streamed-delta.ts';
 export type { TranscriptCarry } from './transcript-carry.ts';
 export { TranscriptPageError } from './transcript-carry.ts';
+export {
+  restoredTranscriptCarries,
+  saveTranscriptCarries,
+  transcriptCarriesScan,
+} from './transcript-carries.ts';
 export type { ModelUsageSum, UsageCarry } from './turn-usage-ledger.ts';

@@ -10,8 +10,8 @@ import {
   compactSession,
   createHarness,
   defaultRecordViews,
-  transcriptCarriesScan,
 } from '../../src/index.ts';
+import { transcriptCarriesScan } from '../../src/internal.ts';
 import {
   decodeSessionSnapshotBytes,
   encodeSessionSnapshotBytes,
