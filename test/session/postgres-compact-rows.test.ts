@@ -1,4 +1,4 @@
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { AnySessionEvent, Session } from '../../src/index.ts';
 import { PostgresSessionStore } from '../../src/index.ts';
 import {
@@ -8,9 +8,8 @@ import {
 } from '../../src/session/stores/session-log-format.ts';
 import {
   createSchemaAtVersion,
+  freshSchemas,
   describePostgres,
-  dropSchema,
-  freshSchemaUrl,
   withTestDatabase,
 } from '../support/postgres.ts';
 import { appendOpenToolTurn, appendTextTurn } from './store-conformance.ts';
@@ -71,17 +70,7 @@ async function failureOf(promise: Promise<unknown>): Promise<{ code?: string; me
 }
 
 describePostgres('PostgresSessionStore: format 1 (compact) rows and the version 4 schema', (url) => {
-  const schemas: string[] = [];
-
-  afterAll(async () => {
-    for (const schema of schemas) await dropSchema(url, schema);
-  });
-
-  function fresh(): { url: string; schema: string } {
-    const made = freshSchemaUrl(url);
-    schemas.push(made.schema);
-    return made;
-  }
+  const fresh = freshSchemas(url);
 
   it('stores a new session as the disk store writes it: format 1 lines, continued by a crash repair and read by a follower', async () => {
     const target = fresh();

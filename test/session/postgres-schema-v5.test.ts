@@ -1,4 +1,4 @@
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type pg from 'pg';
 import type { PoolClient } from 'pg';
 import { PostgresSessionStore } from '../../src/index.ts';
@@ -7,9 +7,8 @@ import { acquireLease } from '../../src/session/stores/postgres-lease.ts';
 import { postgresMigrations } from '../../src/session/stores/postgres-schema.ts';
 import {
   createSchemaAtVersion,
+  freshSchemas,
   describePostgres,
-  dropSchema,
-  freshSchemaUrl,
   withTestDatabase,
 } from '../support/postgres.ts';
 import { appendTextTurn } from './store-conformance.ts';
@@ -67,17 +66,7 @@ async function lockWaiters(client: pg.Client, schema: string, count: number): Pr
 }
 
 describePostgres('PostgresSessionStore: schema version 5 (fence in the session row, paced NOTIFY)', (url) => {
-  const schemas: string[] = [];
-
-  afterAll(async () => {
-    for (const schema of schemas) await dropSchema(url, schema);
-  });
-
-  function fresh(): { url: string; schema: string } {
-    const made = freshSchemaUrl(url);
-    schemas.push(made.schema);
-    return made;
-  }
+  const fresh = freshSchemas(url);
 
   /**
    * A version 4 schema holding the rows of two real sessions (written by this Rein, then copied): one

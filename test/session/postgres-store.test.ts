@@ -11,9 +11,8 @@ import { runCli } from '../../src/cli/main.ts';
 import { runRein } from '../cli/rein-process.ts';
 import {
   createSchemaAtVersion,
+  freshSchemas,
   describePostgres,
-  dropSchema,
-  freshSchemaUrl,
   withTestDatabase,
 } from '../support/postgres.ts';
 import { appendOpenToolTurn, appendTextTurn } from './store-conformance.ts';
@@ -72,7 +71,7 @@ async function tablesOf(url: string, schema: string): Promise<string[]> {
 }
 
 describePostgres('PostgresSessionStore: bad input, follow, export and import', (url) => {
-  const schemas: string[] = [];
+  const fresh = freshSchemas(url);
   let directory: string;
 
   beforeAll(async () => {
@@ -80,15 +79,8 @@ describePostgres('PostgresSessionStore: bad input, follow, export and import', (
   });
 
   afterAll(async () => {
-    for (const schema of schemas) await dropSchema(url, schema);
     await rm(directory, { recursive: true, force: true });
   });
-
-  function fresh(): { url: string; schema: string } {
-    const made = freshSchemaUrl(url);
-    schemas.push(made.schema);
-    return made;
-  }
 
   it('names a wrong URL, an unreachable server, wrong credentials and a missing database', async () => {
     expect(await codeOf(PostgresSessionStore.connect({ url: 'mysql://localhost/rein' }))).toBe('STORE_URL');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { describe, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { postgresMigrations } from '../../src/session/stores/postgres-schema.ts';
 
 /** The test database URL (`scripts/postgres-test-server.sh start` prints it), if any. */
@@ -72,4 +72,17 @@ export async function createSchemaAtVersion(
     version,
   ]);
   for (const migration of postgresMigrations.slice(0, version)) await client.query(migration(schema));
+}
+
+/** Fresh schemas for one describe block (see `freshSchemaUrl`), each dropped after the block's tests. */
+export function freshSchemas(url: string): () => { url: string; schema: string } {
+  const schemas: string[] = [];
+  afterAll(async () => {
+    for (const schema of schemas) await dropSchema(url, schema);
+  });
+  return () => {
+    const made = freshSchemaUrl(url);
+    schemas.push(made.schema);
+    return made;
+  };
 }
