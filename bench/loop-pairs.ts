@@ -1,6 +1,6 @@
-// `npx tsx bench/loop-pairs.ts --baseline=DIR [--sizes=100,1000] [--reps=7]`: the W1 cell (bench/cell.ts
-// `steps N`, 20 warm-up steps) for this tree's Rein, a baseline checkout's Rein (its own bench/cell.ts,
-// say `git archive main` with node_modules linked) and pi, interleaved rep by rep so that a busy moment
+// `npx tsx bench/loop-pairs.ts --baseline=DIR [--sizes=100,1000] [--reps=7]` (after `npm run build:js`): the W1 cell (bench/cell.ts
+// `steps N`, 20 warm-up steps) for this tree's Rein (the built package, and the sources through tsx), a
+// baseline checkout's Rein (its own bench/cell.ts, say `git archive main` with node_modules linked) and pi, interleaved rep by rep so that a busy moment
 // of the shared machine hits all three alike. Prints medians of process CPU µs a step (every thread),
 // wall µs a step and the median step, and the medians of the per-rep ratios (this ÷ baseline, this ÷ pi).
 import { spawn } from 'node:child_process';
@@ -25,18 +25,21 @@ interface Sample {
   medianStepUs: number;
 }
 
+// `rein` is the built package (bench/rein-sdk.ts), `rein (src)` the sources through tsx; a baseline runs
+// whatever its own bench/cell.ts runs (the sources, for trees older than bench/rein-sdk.ts).
 const variants = [
-  { name: 'rein', root: dirname(benchDir), subject: 'rein' },
-  { name: 'rein@base', root: baseline, subject: 'rein' },
-  { name: 'pi', root: dirname(benchDir), subject: 'pi' },
+  { name: 'rein', root: dirname(benchDir), subject: 'rein', source: 'dist' },
+  { name: 'rein (src)', root: dirname(benchDir), subject: 'rein', source: 'src' },
+  { name: 'rein@base', root: baseline, subject: 'rein', source: 'dist' },
+  { name: 'pi', root: dirname(benchDir), subject: 'pi', source: 'dist' },
 ];
 
-function runCell(root: string, subject: string, steps: string): Promise<Sample> {
+function runCell(root: string, subject: string, steps: string, source: string): Promise<Sample> {
   return new Promise((done, fail) => {
     const child = spawn(
       process.execPath,
       ['--expose-gc', '--import', 'tsx', join(root, 'bench', 'cell.ts'), subject, 'steps', steps],
-      { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+      { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, REIN_BENCH_SOURCE: source } },
     );
     let output = '';
     child.stdout.on('data', (data: Buffer) => (output += data.toString()));
@@ -55,10 +58,11 @@ for (const steps of sizes) {
   for (let rep = 0; rep < reps; rep++) {
     loads.push(loadavg()[0]!);
     for (const variant of variants)
-      samples.get(variant.name)!.push(await runCell(variant.root, variant.subject, steps));
+      samples.get(variant.name)!.push(await runCell(variant.root, variant.subject, steps, variant.source));
   }
   const cpu = (name: string): number[] => samples.get(name)!.map((sample) => sample.cpuUsPerStep);
-  const ratios = (over: string): number[] => cpu('rein').map((value, rep) => value / cpu(over)[rep]!);
+  const ratio = (of: string, over: string): string =>
+    `${formatNumber(median(cpu(of).map((value, rep) => value / cpu(over)[rep]!)))}×`;
   for (const variant of variants) {
     const runs = samples.get(variant.name)!;
     rows.push([
@@ -67,8 +71,8 @@ for (const steps of sizes) {
       formatNumber(median(cpu(variant.name))),
       formatNumber(median(runs.map((sample) => sample.usPerStep))),
       formatNumber(median(runs.map((sample) => sample.medianStepUs))),
-      variant.name === 'rein'
-        ? `${formatNumber(median(ratios('rein@base')))}× base, ${formatNumber(median(ratios('pi')))}× pi`
+      variant.name.startsWith('rein') && variant.name !== 'rein@base'
+        ? `${ratio(variant.name, 'rein@base')} base, ${ratio(variant.name, 'pi')} pi`
         : '',
     ]);
   }

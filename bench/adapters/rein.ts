@@ -1,8 +1,8 @@
-// Rein through its public SDK: createHarness, a fake LlmAdapter, one tool, followup + whenIdle.
+// Rein through its public SDK: createHarness, a fake LlmAdapter, one tool, followup + whenIdle. The SDK
+// is the built package unless REIN_BENCH_SOURCE=src (bench/rein-sdk.ts).
 import type { LlmAdapter, LlmRequest, StreamChunk, Tool } from '../../src/index.ts';
-import { createHarness, defineTool } from '../../src/index.ts';
-import { ScriptedProvider } from '../../src/testing/index.ts';
 import type { ScriptedResponse } from '../../src/testing/index.ts';
+import { rein, reinSource, reinTesting } from '../rein-sdk.ts';
 import { macrotask, modelClock, pacedBefore } from '../fake-model.ts';
 import type { BenchSubject, BenchTool, FakeReply, FakeScript, ParallelMode, PromptRun } from '../subject.ts';
 import { parallelBound } from '../subject.ts';
@@ -102,7 +102,7 @@ const parameters = {
 };
 
 function reinTool(tool: BenchTool): Tool<never> {
-  return defineTool<{ index?: number }>({
+  return rein.defineTool<{ index?: number }>({
     name: tool.name,
     description: 'A benchmark tool.',
     parameters,
@@ -122,7 +122,7 @@ function boundOf(mode: ParallelMode | undefined, calls: number): number | undefi
 export function createReinSubject(options: ReinSubjectOptions = {}): BenchSubject {
   const model = (script: FakeScript, onRequest?: PromptRun['onRequest']): LlmAdapter =>
     options.scripted === true
-      ? new ScriptedProvider({
+      ? new reinTesting.ScriptedProvider({
           provider: providerName,
           // A benchmark runs thousands of steps: recorded requests would keep every history snapshot.
           recordRequests: false,
@@ -131,7 +131,7 @@ export function createReinSubject(options: ReinSubjectOptions = {}): BenchSubjec
       : new FakeReinModel(script, onRequest);
   const open = async (script: FakeScript, tool: BenchTool, run?: PromptRun) => {
     const bound = boundOf(run?.parallel, 16);
-    const harness = createHarness({
+    const harness = rein.createHarness({
       providers: [model(script, run?.onRequest)],
       tools: [reinTool(tool)],
       ...(bound !== undefined ? { maxParallelToolCalls: bound } : {}),
@@ -155,7 +155,7 @@ export function createReinSubject(options: ReinSubjectOptions = {}): BenchSubjec
   };
   return {
     name: options.name ?? 'rein',
-    version: '0.1.0',
+    version: `0.1.0 (${reinSource})`,
     parallelModes: ['unbounded', 'pool-10', 'pool-4', 'sequential'],
     async runPrompt(run) {
       const { harness, agent } = await open(run.script, run.tool, run);
