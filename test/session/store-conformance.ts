@@ -234,6 +234,33 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
       );
     });
 
+    it("reads a log for reading only (readLog): the events of read, with the snapshot's scan states", async () => {
+      await withStore(async (store) => {
+        // readLog is an optional seam: a store without snapshots (the memory store) leaves it out.
+        if (store.readLog === undefined) return;
+        const session = await store.create({ id: 'paged' });
+        session.scans.register('conformance/turns', () => ({ turns: session.lastTurn }));
+        appendTextTurn(session, 'one', 'a');
+        appendTextTurn(session, 'two', 'b');
+        const written = [...session.events];
+        await store.release(session);
+        const stored = await store.readLog('paged');
+        expect(stored.header).toEqual((await store.read('paged')).header);
+        expect(stored.log.length).toBe(written.length);
+        expect([...stored.log]).toEqual(written);
+        expect(stored.log.at(-1)).toEqual(written.at(-1));
+        expect(stored.scans['conformance/turns']).toEqual({ events: written.length, state: { turns: 2 } });
+        // A live session is read from its own log, events appended since included.
+        const reopened = await store.open('paged');
+        appendTextTurn(reopened, 'three', 'c');
+        const live = await store.readLog('paged');
+        expect([...live.log]).toEqual([...reopened.events]);
+        await store.release(reopened);
+        expect([...(await store.readLog('paged')).log]).toEqual((await store.read('paged')).events);
+        expect(await codeOf(store.readLog('missing'))).toBe('SESSION_NOT_FOUND');
+      });
+    });
+
     it('deletes a released session', async () => {
       await withStore(async (store) => {
         const session = await store.create({ id: 'gone' });

@@ -10,6 +10,8 @@ import type { PostgresSessionWriter } from './postgres-session-writer.ts';
 import type { SessionLogFormat } from './session-log-format.ts';
 import { compactLogFormat } from './session-log-format.ts';
 import type { SessionSnapshot } from './session-snapshot.ts';
+import { storedLogOf } from './stored-log-read.ts';
+import type { StoredSessionLog } from '../session-store.ts';
 import { constructStoredSession } from './stored-session.ts';
 
 /** A stored session opened for writing: live, its writer resumed, and what its log held for a snapshot. */
@@ -78,6 +80,26 @@ export async function loadPostgresSession(
       prefixTally: log.prefixTally,
     },
   };
+}
+
+/**
+ * Reads a stored log for reading only, as the disk store's `readLog` does: from its snapshot when one
+ * matches the rows (format 1; the covered prefix is decoded on demand and the snapshot's scan states come
+ * with it), in full otherwise. Nothing is repaired or written.
+ */
+export async function readPostgresLog(
+  stored: StoredSessionLogText,
+  options: { id: string; path: string; readSnapshot: () => Promise<SessionSnapshot | undefined> },
+): Promise<StoredSessionLog> {
+  const { id, path } = options;
+  const bytes = Buffer.from(stored.text, 'utf8');
+  if (stored.format === compactLogFormat) {
+    const loaded = await loadFromSnapshot(bytes, options.readSnapshot, { id, path });
+    if (loaded !== undefined) return storedLogOf(loaded);
+  }
+  const loaded = loadFullLog(bytes, { id, path });
+  checkFormat(id, path, stored.format, loaded.format);
+  return storedLogOf(loaded);
 }
 
 /** Refuses a session whose header line names another format than its row records. */

@@ -12,6 +12,7 @@ import type {
   SessionForkOptions,
   SessionStore,
   SessionSummary,
+  StoredSessionLog,
 } from '../session-store.ts';
 import { summarizeSession } from '../session-summary.ts';
 import { storeError } from './postgres-errors.ts';
@@ -28,7 +29,7 @@ import type { SessionDurability } from './session-file-writer.ts';
 import { SessionLockedError } from './session-lock.ts';
 import type { SessionLockHolder } from './session-lock.ts';
 import type { ParsedSessionLog, SessionLogFormat } from './session-log-format.ts';
-import { checkFormat, loadPostgresSession } from './postgres-loaded-session.ts';
+import { checkFormat, loadPostgresSession, readPostgresLog } from './postgres-loaded-session.ts';
 import { readSnapshotRow, saveSnapshotRow } from './postgres-session-snapshots.ts';
 import type { CoveredLog } from './postgres-session-snapshots.ts';
 import {
@@ -284,6 +285,17 @@ export class PostgresSessionStore implements SessionStore {
     if (live !== undefined) return { header: { ...live.session.header }, events: live.session.log.slice() };
     const parsed = await this.#parse(id, false);
     return { header: parsed.header, events: parsed.events };
+  }
+
+  async readLog(id: string): Promise<StoredSessionLog> {
+    checkSessionId(id);
+    const live = this.#live.get(id);
+    if (live !== undefined) return { header: { ...live.session.header }, log: live.session.log, scans: {} };
+    return readPostgresLog(await this.#logText(id), {
+      id,
+      path: this.#path,
+      readSnapshot: () => readSnapshotRow(this.#pool, this.schema, id),
+    });
   }
 
   async list(): Promise<SessionSummary[]> {

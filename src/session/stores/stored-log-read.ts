@@ -16,7 +16,11 @@ export async function readStoredLog(
   readSnapshot: () => Promise<SessionSnapshot | undefined>,
   context: { id: string; path: string },
 ): Promise<StoredSessionLog> {
-  const loaded = (await loadFromSnapshot(bytes, readSnapshot, context)) ?? loadFullLog(bytes, context);
+  return storedLogOf((await loadFromSnapshot(bytes, readSnapshot, context)) ?? loadFullLog(bytes, context));
+}
+
+/** A loaded log as `SessionStore.readLog` answers: its header, its events as a log, its scan states. */
+export function storedLogOf(loaded: LoadedSessionLog): StoredSessionLog {
   return { header: loaded.header, log: logOf(loaded), scans: loaded.resumeFrom?.scans ?? {} };
 }
 
