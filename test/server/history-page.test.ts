@@ -3,14 +3,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AnySessionEvent, TranscriptCarry, TranscriptPricing } from '../../src/index.ts';
-import {
-  DiskSessionStore,
-  Transcript,
-  compactSession,
-  createHarness,
-  defaultRecordViews,
-} from '../../src/index.ts';
+import type { AnySessionEvent, TranscriptCarry } from '../../src/index.ts';
+import { DiskSessionStore, Transcript, compactSession, createHarness } from '../../src/index.ts';
 import { transcriptCarriesScan } from '../../src/internal.ts';
 import {
   decodeSessionSnapshotBytes,
@@ -21,19 +15,22 @@ import { settledHistory } from '../../src/server/settled-history.ts';
 import type { ScriptedTurn } from '../../src/testing/index.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 import { appendOpenToolTurn } from '../session/store-conformance.ts';
+import {
+  expectWholeFold,
+  historyPricing,
+  historyViews,
+  longResponses,
+  pageThrough,
+} from './history-page-support.ts';
+import type { HistoryPage } from './history-page-support.ts';
 import type { ServerFixture } from './support.ts';
 import { readFileTool, serverFixture } from './support.ts';
 
-interface Page {
-  events: AnySessionEvent[];
-  carry: TranscriptCarry;
-  start: number;
-  end: number;
-}
+type Page = HistoryPage;
 
-const views = defaultRecordViews;
+const views = historyViews;
 const turns = 8;
-const pricing = (): TranscriptPricing => ({ input: 0.1, output: 0.3 });
+const pricing = historyPricing;
 
 // Each turn: two reads in two steps, then an answer; every response reports usage.
 function responses(): ScriptedTurn[] {
@@ -171,19 +168,6 @@ describe('history pages (GET /api/sessions/:id/events?tail=…)', () => {
 });
 
 // Each turn: `steps` reads in as many steps, then an answer.
-function longResponses(count: number, steps: number, from = 1): ScriptedTurn[] {
-  const script: ScriptedTurn[] = [];
-  for (let turn = from; turn < from + count; turn++) {
-    for (let step = 1; step <= steps; step++) {
-      script.push({
-        toolCalls: [{ id: `l${turn}-${step}`, name: 'read_file', arguments: { path: `l${turn}-${step}` } }],
-        usage: { inputTokens: 3 * turn + step, outputTokens: 1 },
-      });
-    }
-    script.push({ text: [`Done `, `${turn}.`], usage: { inputTokens: 5, outputTokens: turn } });
-  }
-  return script;
-}
 
 // A cold open of a long stored session: the store's snapshot saved transcript carries at turn ends, and
 // the server folds the page's carry on from the nearest one instead of from seq 0.
@@ -222,39 +206,12 @@ describe('history pages of a stored session folded from the saved transcript car
   const coldOpen = async (): Promise<{ first: Page; pages: Page[]; logged: AnySessionEvent[] }> => {
     const server = await serverFixture([], { store: new DiskSessionStore({ root: directory }) });
     try {
-      const get = async (query: string): Promise<Page> => {
-        const answer = await server.api('GET', `/api/sessions/${id}/events?${query}`);
-        expect(answer.status).toBe(200);
-        return answer.json as Page;
-      };
-      const first = await get('tail=300');
-      const pages = [first];
-      while (pages.at(-1)!.start > 0) pages.push(await get(`tail=300&before=${pages.at(-1)!.start}`));
+      const pages = await pageThrough(server, id, 300);
       const logged = (await new DiskSessionStore({ root: directory }).read(id)).events;
-      return { first, pages, logged };
+      return { first: pages[0]!, pages, logged };
     } finally {
       await server.close();
     }
-  };
-
-  // Every page's carry is the whole fold of the log before it, and the pages fold like the whole log.
-  const expectWholeFold = (open: { pages: Page[]; logged: AnySessionEvent[] }): void => {
-    const { pages, logged } = open;
-    const whole = Transcript.of(logged, { views });
-    expect(pages[0]!.end).toBe(logged.length);
-    let transcript: Transcript | undefined;
-    for (const page of pages) {
-      expect(page.events).toEqual(settledHistory(logged.slice(page.start, page.end)));
-      expect(page.carry).toEqual(
-        JSON.parse(JSON.stringify(Transcript.of(logged.slice(0, page.start), { views }).carry())),
-      );
-      const fold = new Transcript({ views, carry: page.carry });
-      for (const event of page.events) fold.apply(event);
-      if (transcript === undefined) transcript = fold;
-      else transcript.prepend(fold);
-    }
-    expect(transcript!.items).toEqual(whole.items);
-    expect(transcript!.cost(pricing, 3)).toEqual(whole.cost(pricing, 3));
   };
 
   beforeAll(async () => {
