@@ -447,8 +447,14 @@ async function compareStores(
   for (const store of stores) await store.close();
 }
 
-/** Child: one cold open (connect, read, validate, lease, release) or resume of the big session. */
-async function coldResume(location: string, what: 'open' | 'resume'): Promise<void> {
+/** How a cold process reads the big session: to write it, to resume it, or only to read it. */
+type ColdRead = 'open' | 'resume' | 'read' | 'readLog';
+
+/**
+ * Child: one cold open (connect, read, validate, lease, release), resume, whole read, or read for
+ * reading only (`readLog`, as the Web UI's server opens a session it does not run) of the big session.
+ */
+async function coldResume(location: string, what: ColdRead): Promise<void> {
   const start = performance.now();
   const store = location.startsWith('postgres')
     ? await PostgresSessionStore.connect({ url: location })
@@ -458,6 +464,12 @@ async function coldResume(location: string, what: 'open' | 'resume'): Promise<vo
     const session = await store.open('big');
     events = session.length;
     await store.release(session);
+  } else if (what === 'read') {
+    events = (await store.read('big')).events.length;
+  } else if (what === 'readLog') {
+    // The last event built, as the history page's tail is.
+    const { log } = await store.readLog!('big');
+    events = log.at(-1) === undefined ? 0 : log.length;
   } else {
     const harness = createHarness({ store });
     const agent = await harness.resumeAgent('big', { provider: 'scripted', model: 'bench-model' });
@@ -468,6 +480,13 @@ async function coldResume(location: string, what: 'open' | 'resume'): Promise<vo
   if (store instanceof PostgresSessionStore) await store.close();
   process.stdout.write(JSON.stringify({ wallMs, events }));
 }
+
+const coldLabels: Record<ColdRead, string> = {
+  open: 'connect + open + release',
+  resume: 'harness.resumeAgent',
+  read: 'read (every event)',
+  readLog: 'readLog (the Web UI)',
+};
 
 /** Child: one "server" running `sessions` sessions at once, each `batches` checkpoints of a step's events. */
 async function serverLoad(url: string, prefix: string, sessions: number, batches: number): Promise<void> {
@@ -578,7 +597,7 @@ async function main(): Promise<void> {
       ['disk', diskRoot],
       ['postgres', bigUrl],
     ] as const) {
-      for (const what of ['open', 'resume'] as const) {
+      for (const what of ['open', 'resume', 'read', 'readLog'] as const) {
         const walls: number[] = [];
         for (let rep = 0; rep < reps; rep++) {
           const child = spawnSync(
@@ -593,8 +612,10 @@ async function main(): Promise<void> {
         }
         const wall = median(walls);
         console.log(
-          `  ${`${label} ${what === 'open' ? 'connect + open + release' : 'harness.resumeAgent'}`.padEnd(38)} ${wall.toFixed(0).padStart(6)} ms` +
-            (label === 'postgres' ? `  (${wall <= 1000 ? 'within' : 'over'} 1 s)` : ''),
+          `  ${`${label} ${coldLabels[what]}`.padEnd(38)} ${wall.toFixed(0).padStart(6)} ms` +
+            (label === 'postgres' && (what === 'open' || what === 'resume')
+              ? `  (${wall <= 1000 ? 'within' : 'over'} 1 s)`
+              : ''),
         );
       }
     }
@@ -648,7 +669,7 @@ if (process.argv[1] !== undefined && script === resolve(process.argv[1])) {
       process.argv.find((arg) => arg.startsWith('--server-dir='))?.slice('--server-dir='.length),
     );
   } else if (process.argv.includes('--phase=cold')) {
-    await coldResume(text('location'), text('what') as 'open' | 'resume');
+    await coldResume(text('location'), text('what') as ColdRead);
   } else if (process.argv.includes('--phase=load')) {
     await serverLoad(text('url'), text('prefix'), option('sessions', 50), option('batches', 20));
   } else {
