@@ -100,8 +100,10 @@ export class SessionHub {
         this.#routes.delete(agent.id);
         const channel = this.#channels.get(agent.id);
         if (channel === undefined) return;
-        // The log the clients read must outlive the agent: keep the last events as the stored view.
-        channel.stored = agent.session.events;
+        // The log the clients read must outlive the agent: its log object (packed, not copied) and its
+        // header become the stored view.
+        channel.stored = agent.session.log;
+        channel.header = agent.session.header;
         // Another server may continue the session now: its appends reach this one through the store.
         this.#follow(agent.id, channel);
         this.#broadcast(agent.id, 'state', this.state(agent.id));

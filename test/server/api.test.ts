@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Harness, UserMessage } from '../../src/index.ts';
 import { DiskSessionStore, MemorySessionStore, compactSession, createHarness } from '../../src/index.ts';
 import type { ServerSettings } from '../../src/server/index.ts';
+import { settledHistory } from '../../src/server/settled-history.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 import type { ServerFixture } from './support.ts';
 import { serverFixture, typesOf } from './support.ts';
@@ -234,6 +235,38 @@ describe('server JSON API', () => {
     expect(busy.json).toMatchObject({ error: { code: 'AGENT_BUSY' } });
     agent.cancel({ kind: 'user' });
     await agent.whenIdle();
+  });
+
+  it('a session whose agent the embedding code disposes stays readable from the log it ran', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'rein-disposed-'));
+    directories.push(directory);
+    f = await serverFixture([{ text: 'one' }, { text: 'two' }], {
+      store: new DiskSessionStore({ root: directory }),
+    });
+    const id = await newSession();
+    for (const text of ['first', 'second']) {
+      await f.api('POST', `/api/sessions/${id}/messages`, { text });
+      await f.harness.agents.get(id)!.whenIdle();
+    }
+    const agent = f.harness.agents.get(id)!;
+    const logged = [...agent.session.events];
+    await agent.dispose();
+    expect(f.harness.agents.has(id)).toBe(false);
+    // The store is gone too: only the log the hub kept from the agent can answer.
+    await rm(directory, { recursive: true, force: true });
+    const page = (await f.api('GET', `/api/sessions/${id}/events?tail=4`)).json as {
+      events: unknown[];
+      start: number;
+      end: number;
+    };
+    expect(page.end).toBe(logged.length);
+    expect(page.events).toEqual(settledHistory(logged.slice(page.start)));
+    const earlier = (await f.api('GET', `/api/sessions/${id}/events?tail=4&before=${page.start}`)).json as {
+      events: unknown[];
+      start: number;
+    };
+    expect(earlier.start).toBe(0);
+    expect(earlier.events).toEqual(settledHistory(logged.slice(0, page.start)));
   });
 
   it('a message is in the session file before its send is acknowledged, while the model is still answering', async () => {
