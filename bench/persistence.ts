@@ -6,6 +6,9 @@
 //     store (baseline, same run) and the disk store under both durability policies, once with a
 //     read-only tool and once with a writing one; fdatasyncs per step as the store reports them and,
 //     when strace is installed, the session file's writes and fdatasyncs per step as the kernel saw them.
+//     This part runs Rein's built package (`dist/`, via bench/rein-sdk.ts: `npm run build:js` first;
+//     REIN_BENCH_SOURCE=src for the sources through tsx), the JavaScript users run; the cold loads and
+//     the log they read are built from the sources.
 // Options: --events=100000 --steps=500 --reps=5
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -15,6 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { appendTextBlockChunks } from './text-block-chunks.ts';
 import type { AnySessionEvent, SessionStore } from '../src/index.ts';
+import type { ScriptedProvider as ScriptedProviderClass } from '../src/testing/index.ts';
 import {
   DiskSessionStore,
   MemorySessionStore,
@@ -127,6 +131,15 @@ async function measureColdLoad(root: string, phase: ColdPhase): Promise<void> {
   process.stdout.write(JSON.stringify({ wallMs, cpuMs: (cpu.user + cpu.system) / 1000, events }));
 }
 
+/** What a W1 run builds its harness from: the sources (the default) or the built package. */
+export interface StepSdk {
+  createHarness: typeof createHarness;
+  defineTool: typeof defineTool;
+  ScriptedProvider: typeof ScriptedProviderClass;
+}
+
+const sourceSdk: StepSdk = { createHarness, defineTool, ScriptedProvider };
+
 /** The no-op tool a W1 step calls: declared read-only, or writing (a side effect the log must precede). */
 export type StepTool = 'read-only' | 'writing';
 
@@ -163,17 +176,18 @@ export async function measureSteps(
   steps: number,
   kind: StepTool,
   meter?: () => () => number,
+  sdk: StepSdk = sourceSdk,
 ): Promise<StepRun> {
   let syncs = 0;
   const store = await makeStore(() => syncs++);
-  const noop = defineTool<Record<string, never>>({
+  const noop = sdk.defineTool<Record<string, never>>({
     name: 'noop',
     description: 'Does nothing',
     effect: kind === 'read-only' ? 'read' : 'write',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
     execute: () => 'ok',
   });
-  const model = new ScriptedProvider({
+  const model = new sdk.ScriptedProvider({
     responses: [
       ...Array.from({ length: steps }, (_, index) => ({
         toolCalls: [{ id: `call_${index}`, name: 'noop', arguments: {} }],
@@ -181,7 +195,7 @@ export async function measureSteps(
       { text: 'done' },
     ],
   });
-  const harness = createHarness({ providers: [model], tools: [noop as never], store });
+  const harness = sdk.createHarness({ providers: [model], tools: [noop as never], store });
   const agent = await harness.createAgent({ provider: 'scripted', model: 'bench-model' });
   let turnEnded = 0;
   harness.hooks.on('session/event', ({ event }) => {
@@ -223,11 +237,36 @@ const stepVariants: readonly StepVariant[] = (['read-only', 'writing'] as const)
   { label: `disk power-loss, ${kind} tool`, kind, durability: 'power-loss' as const },
 ]);
 
-function makeStepStore(root: string, variant: StepVariant): (onDurable: () => void) => SessionStore {
+/** The build the per-step phases run (see the header): its stores and the harness parts of a W1 run. */
+interface StepBuild {
+  sdk: StepSdk;
+  DiskSessionStore: typeof DiskSessionStore;
+  MemorySessionStore: typeof MemorySessionStore;
+}
+
+async function loadStepBuild(): Promise<StepBuild> {
+  // Imported here, not at the top: the cold phases and bench/postgres.ts need no built package.
+  const { rein, reinTesting } = await import('./rein-sdk.ts');
+  return {
+    sdk: {
+      createHarness: rein.createHarness,
+      defineTool: rein.defineTool,
+      ScriptedProvider: reinTesting.ScriptedProvider,
+    },
+    DiskSessionStore: rein.DiskSessionStore,
+    MemorySessionStore: rein.MemorySessionStore,
+  };
+}
+
+function makeStepStore(
+  root: string,
+  variant: StepVariant,
+  build: StepBuild,
+): (onDurable: () => void) => SessionStore {
   return (onDurable) =>
     variant.durability === 'memory'
-      ? new MemorySessionStore()
-      : new DiskSessionStore({ root, durability: variant.durability, onDurable });
+      ? new build.MemorySessionStore()
+      : new build.DiskSessionStore({ root, durability: variant.durability, onDurable });
 }
 
 /**
@@ -237,17 +276,22 @@ function makeStepStore(root: string, variant: StepVariant): (onDurable: () => vo
  * busy moment hurts every variant alike.
  */
 async function comparePerStep(root: string, steps: number, reps: number): Promise<void> {
+  const build = await loadStepBuild();
+  const run = (variant: StepVariant): Promise<StepRun> =>
+    measureSteps(makeStepStore(root, variant, build), steps, variant.kind, undefined, build.sdk);
   const runs = new Map<string, StepRun[]>(stepVariants.map((variant) => [variant.label, []]));
-  for (const variant of stepVariants) await measureSteps(makeStepStore(root, variant), steps, variant.kind);
+  for (const variant of stepVariants) await run(variant);
   for (let rep = 0; rep < reps; rep++) {
     // The order rotates: no variant always runs right after the one that leaves the machine busiest.
     for (let index = 0; index < stepVariants.length; index++) {
       const variant = stepVariants[(rep + index) % stepVariants.length]!;
-      runs.get(variant.label)!.push(await measureSteps(makeStepStore(root, variant), steps, variant.kind));
+      runs.get(variant.label)!.push(await run(variant));
     }
   }
+  const { reinSource } = await import('./rein-sdk.ts');
   console.log(
-    `Loop overhead per step, ${steps} steps × ${reps} reps in a fresh process, each variant warmed first ` +
+    `Loop overhead per step (Rein from ${reinSource === 'dist' ? 'dist/, the built package' : 'src/ through tsx'}), ` +
+      `${steps} steps × ${reps} reps in a fresh process, each variant warmed first ` +
       `(median wall µs/step, best in brackets; ratio to the memory store with the same tool; median process ` +
       `CPU µs/step over the same span and its ratio; "pairs": the median of each repetition's own ratio to ` +
       `the memory run of the same repetition, wall / CPU, which a load that drifts between repetitions ` +
@@ -287,7 +331,8 @@ async function comparePerStep(root: string, steps: number, reps: number): Promis
 
 /** Child phase: one turn of `steps` steps on the disk store (run under strace by the parent). */
 async function tracedTurn(root: string, steps: number, variant: StepVariant): Promise<void> {
-  await measureSteps(makeStepStore(root, variant), steps, variant.kind);
+  const build = await loadStepBuild();
+  await measureSteps(makeStepStore(root, variant, build), steps, variant.kind, undefined, build.sdk);
 }
 
 /** Session-file system calls that strace saw: data writes and data syncs. */
