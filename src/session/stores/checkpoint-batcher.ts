@@ -63,8 +63,11 @@ export class CheckpointBatcher {
   readonly #batchWindowMs: number;
   readonly #durability: SessionDurability;
   #pending: string[] = [];
-  // The latest lines, not yet joined into one entry of #pending (only with a joined run above 1).
-  readonly #run: string[] = [];
+  // The latest lines, not yet joined into one entry of #pending (only with a joined run above 1): the
+  // first #runLength slots, the rest empty. Its slots are reused, never truncated: truncating an array
+  // to length 0 drops its backing store, which the next push allocates again.
+  readonly #run: (string | undefined)[];
+  #runLength = 0;
   readonly #joinedRun: number;
   #pendingEvents = 0;
   #pendingBytes = 0;
@@ -84,6 +87,7 @@ export class CheckpointBatcher {
     this.#batchWindowMs = options.batchWindowMs;
     this.#durability = options.durability;
     this.#joinedRun = options.joinedRun ?? 1;
+    this.#run = new Array<string | undefined>(this.#joinedRun > 1 ? this.#joinedRun : 0).fill(undefined);
   }
 
   /** The first failure, if any. */
@@ -100,8 +104,8 @@ export class CheckpointBatcher {
   add(line: string): void {
     if (this.#failure !== undefined || this.#closed) return;
     if (this.#joinedRun > 1) {
-      this.#run.push(line);
-      if (this.#run.length >= this.#joinedRun) this.#joinRun();
+      this.#run[this.#runLength++] = line;
+      if (this.#runLength >= this.#joinedRun) this.#joinRun();
     } else {
       this.#pending.push(line);
     }
@@ -132,36 +136,17 @@ export class CheckpointBatcher {
     this.#sink.drain?.();
     if (reason === 'request') {
       const unsynced = this.#pendingEvents > 0 || this.#unsynced || this.#queued > 0;
-      if (this.#durability === 'power-loss' && this.#syncTimer === undefined && unsynced && !this.#closed) {
-        this.#syncTimer = setTimeout(() => {
-          this.#syncTimer = undefined;
-          this.run(() => this.#store(true, undefined)).catch(() => {
-            // Recorded in #failure; the next checkpoint (before anything with a side effect) reports it.
-          });
-        }, this.#batchWindowMs);
-      }
+      if (this.#durability === 'power-loss' && this.#syncTimer === undefined && unsynced && !this.#closed)
+        this.#syncSoon();
       return settled;
     }
     const sync = reason !== 'tool' || this.#durability === 'power-loss';
     if (this.#queued === 0 && this.#pendingEvents === 0 && !(sync && this.#unsynced)) return settled;
-    const done = this.run(() => this.#store(sync, signal));
+    // The closures live in methods of their own (#syncSoon, #storeOnChain, untilDoneOrAborted), so a
+    // checkpoint allocates no context for them: every step's request checkpoint returns above.
+    const done = this.#storeOnChain(sync, signal);
     if (signal === undefined || done === settled) return done;
-    if (signal.aborted) return Promise.reject(abortReason(signal));
-    // The store goes on in the background; an aborted caller just stops waiting for it.
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => reject(abortReason(signal));
-      signal.addEventListener('abort', onAbort, { once: true });
-      done.then(
-        () => {
-          signal.removeEventListener('abort', onAbort);
-          resolve();
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(error instanceof Error ? error : new Error(String(error)));
-        },
-      );
-    });
+    return untilDoneOrAborted(done, signal);
   }
 
   /** Stores and syncs everything buffered now, on the chain; rejects with the first failure. */
@@ -214,6 +199,19 @@ export class CheckpointBatcher {
     this.#stopTimers();
   }
 
+  #syncSoon(): void {
+    this.#syncTimer = setTimeout(() => {
+      this.#syncTimer = undefined;
+      this.run(() => this.#store(true, undefined)).catch(() => {
+        // Recorded in #failure; the next checkpoint (before anything with a side effect) reports it.
+      });
+    }, this.#batchWindowMs);
+  }
+
+  #storeOnChain(sync: boolean, signal: AbortSignal | undefined): Promise<void> {
+    return this.run(() => this.#store(sync, signal));
+  }
+
   #track(operation: Promise<void>): Promise<void> {
     this.#queued++;
     const next = operation.then(
@@ -240,7 +238,7 @@ export class CheckpointBatcher {
     if (!this.#closed) this.#sink.drain?.();
     const events = this.#pendingEvents;
     if (events === 0 && !(sync && this.#unsynced)) return;
-    if (this.#run.length > 0) this.#joinRun();
+    if (this.#runLength > 0) this.#joinRun();
     const lines = this.#pending;
     this.#pending = [];
     this.#pendingEvents = 0;
@@ -261,8 +259,11 @@ export class CheckpointBatcher {
   }
 
   #joinRun(): void {
-    this.#pending.push(this.#run.join(''));
-    this.#run.length = 0;
+    const run = this.#run;
+    // Empty slots join as '': a part-filled run needs no copy of its filled part.
+    this.#pending.push(run.join(''));
+    for (let index = 0; index < this.#runLength; index++) run[index] = undefined;
+    this.#runLength = 0;
   }
 
   #storeSoon(delayMs: number): void {
@@ -288,6 +289,25 @@ export class CheckpointBatcher {
     this.#storeTimer = undefined;
     this.#syncTimer = undefined;
   }
+}
+
+/** `done`, or a rejection once `signal` aborts first; the store itself goes on in the background. */
+function untilDoneOrAborted(done: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    done.then(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
 }
 
 function abortReason(signal: AbortSignal): Error {

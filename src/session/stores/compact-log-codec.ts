@@ -251,9 +251,9 @@ export class CompactLogCodec implements SessionLineEncoder {
       data.step !== this.#state.openStep
     )
       return undefined;
-    const calls = this.#state.callBlocks;
-    for (let position = 0; position < calls.length; position++) {
-      const call = calls[position]!;
+    const count = this.#state.callCount;
+    for (let position = 0; position < count; position++) {
+      const call = this.#state.callBlock(position)!;
       if (call.id === data.callId && call.name === data.name && call.arguments === data.arguments)
         return typeof call.arguments === 'string' ? `${toolCallPrefix}${dt},${position}]\n` : undefined;
     }
@@ -400,7 +400,7 @@ export class CompactLogCodec implements SessionLineEncoder {
     const turn = this.#state.openTurn!;
     const step = this.#state.openStep!;
     if (kind === toolCallKind) {
-      const call = isCount(data) ? this.#state.callBlocks[data] : undefined;
+      const call = isCount(data) ? this.#state.callBlock(data) : undefined;
       if (call === undefined) return 'a tool call without its block';
       const callData = { turn, step, callId: call.id, name: call.name, arguments: call.arguments };
       return { type: 'tool/call', seq, time, data: callData } as AnySessionEvent;

@@ -51,13 +51,19 @@ export class CompactLogState {
   readonly builds = new Map<number, BlockBuild>();
   // The run's block-end blocks and the last reply's source are kept as values: the encoder compares
   // them by shape, so their JSON is made only when the decoder asks for it.
-  readonly runBlockValues: unknown[] = [];
+  // The arrays below are filled up to a count and reused, never truncated: truncating an array to
+  // length 0 drops its backing store, which the next push allocates again (once per step).
+  readonly #runBlockValues: unknown[] = [];
+  #runBlockCount = 0;
   #replySourceValue: unknown;
   #replySourceJson: string | undefined = '';
-  callBlocks: readonly CallBlock[] = noCalls;
-  // The step's `tool/call` seqs (ascending) and call ids, as parallel arrays: emptied per step in place.
+  // The tool-call blocks of the last reply (the blocks themselves: events are immutable).
+  readonly #callBlocks: (CallBlock | undefined)[] = [];
+  #callBlockCount = 0;
+  // The step's `tool/call` seqs (ascending) and call ids, as parallel arrays.
   readonly #callSeqs: number[] = [];
   readonly #callIds: string[] = [];
+  #stepCallCount = 0;
 
   constructor(createdAt: number, resume?: CompactLogResumeState) {
     this.time = createdAt;
@@ -77,14 +83,27 @@ export class CompactLogState {
   stepCallId(seq: number): string | undefined {
     const seqs = this.#callSeqs;
     // Results follow their calls: the search starts from the latest call.
-    for (let position = seqs.length - 1; position >= 0; position--)
+    for (let position = this.#stepCallCount - 1; position >= 0; position--)
       if (seqs[position] === seq) return this.#callIds[position];
     return undefined;
   }
 
   /** The JSON of each block-end block of the current chunk run, in order. */
   get runBlocks(): string[] {
-    return this.runBlockValues.map((block) => JSON.stringify(block));
+    const blocks: string[] = [];
+    for (let position = 0; position < this.#runBlockCount; position++)
+      blocks.push(JSON.stringify(this.#runBlockValues[position]));
+    return blocks;
+  }
+
+  /** How many tool-call blocks the last reply has. */
+  get callCount(): number {
+    return this.#callBlockCount;
+  }
+
+  /** The last reply's tool-call block at `position` among its calls, if there is one. */
+  callBlock(position: number): CallBlock | undefined {
+    return position < this.#callBlockCount ? this.#callBlocks[position] : undefined;
   }
 
   /** The JSON of the last reply's source ('' before any reply). */
@@ -101,9 +120,9 @@ export class CompactLogState {
 
   /** True when `content` has exactly the JSON of the run's block-end blocks, as a reply repeats them. */
   isRunContent(content: unknown): boolean {
-    const blocks = this.runBlockValues;
-    if (!Array.isArray(content) || content.length !== blocks.length) return false;
-    for (let position = 0; position < blocks.length; position++)
+    const blocks = this.#runBlockValues;
+    if (!Array.isArray(content) || content.length !== this.#runBlockCount) return false;
+    for (let position = 0; position < content.length; position++)
       if (!sameJson(content[position], blocks[position])) return false;
     return true;
   }
@@ -169,9 +188,8 @@ export class CompactLogState {
         return;
       case 'step/start':
         this.openStep = this.openTurn !== undefined && isCount(data?.step) ? data.step : undefined;
-        this.callBlocks = noCalls;
-        this.#callSeqs.length = 0;
-        this.#callIds.length = 0;
+        this.#clearCallBlocks();
+        this.#stepCallCount = 0;
         return;
       case 'step/end':
         this.openStep = undefined;
@@ -181,8 +199,9 @@ export class CompactLogState {
         return;
       case 'tool/call':
         if (typeof data?.callId === 'string') {
-          this.#callSeqs.push(event.seq);
-          this.#callIds.push(data.callId);
+          this.#callSeqs[this.#stepCallCount] = event.seq;
+          this.#callIds[this.#stepCallCount] = data.callId;
+          this.#stepCallCount++;
         }
         return;
       default:
@@ -195,7 +214,9 @@ export class CompactLogState {
       this.runStart = seq;
       this.runIndex = undefined;
       if (this.builds.size > 0) this.builds.clear();
-      this.runBlockValues.length = 0;
+      for (let position = 0; position < this.#runBlockCount; position++)
+        this.#runBlockValues[position] = undefined;
+      this.#runBlockCount = 0;
     }
     const chunk = data?.chunk as Shape | undefined;
     if (!isShape(chunk)) return;
@@ -231,7 +252,7 @@ export class CompactLogState {
       }
       case 'block-end':
         this.builds.delete(index);
-        this.runBlockValues.push(chunk.block);
+        this.#runBlockValues[this.#runBlockCount++] = chunk.block;
         return;
       default:
         return;
@@ -243,13 +264,20 @@ export class CompactLogState {
     if (!isShape(message)) return;
     this.#replySourceValue = message.source;
     this.#replySourceJson = undefined;
-    const calls: CallBlock[] = [];
+    this.#clearCallBlocks();
     // The blocks themselves, not copies: events are immutable once committed or decoded.
     if (Array.isArray(message.content)) {
       for (const block of message.content as Shape[])
-        if (isShape(block) && block.type === 'tool-call') calls.push(block as unknown as CallBlock);
+        if (isShape(block) && block.type === 'tool-call')
+          this.#callBlocks[this.#callBlockCount++] = block as unknown as CallBlock;
     }
-    this.callBlocks = calls;
+  }
+
+  #clearCallBlocks(): void {
+    // Emptied, not truncated, so the slots keep no block of an earlier reply alive.
+    for (let position = 0; position < this.#callBlockCount; position++)
+      this.#callBlocks[position] = undefined;
+    this.#callBlockCount = 0;
   }
 }
 
@@ -265,7 +293,6 @@ export function hasKeys(value: unknown, keys: readonly string[]): boolean {
 }
 
 const toolCallBlockKeys = ['type', 'id', 'name', 'arguments'];
-const noCalls: readonly CallBlock[] = Object.freeze([]);
 const textBlockKeys = ['type', 'text'];
 
 /**

@@ -45,9 +45,13 @@ export class SessionFileWriter implements SessionPersistence {
   // Events written before the file's format is known (the session's own first appends) wait here.
   #encoder: SessionLineEncoder | undefined;
   readonly #early: AnySessionEvent[] = [];
-  // Committed events not encoded yet: encoded in order at `heldEvents`, and before every checkpoint,
-  // store and close (the batcher drains them), so they are stored exactly when added lines would be.
-  readonly #held: AnySessionEvent[] = [];
+  // Committed events not encoded yet (the first #heldCount slots): encoded in order at `heldEvents`, and
+  // before every checkpoint, store and close (the batcher drains them), so they are stored exactly when
+  // added lines would be. The slots are reused: truncating the array would drop its backing store.
+  readonly #held: (AnySessionEvent | undefined)[] = new Array<AnySessionEvent | undefined>(heldEvents).fill(
+    undefined,
+  );
+  #heldCount = 0;
 
   constructor(options: SessionFileWriterOptions) {
     this.path = options.path;
@@ -126,7 +130,8 @@ export class SessionFileWriter implements SessionPersistence {
       this.#early.push(event);
       return;
     }
-    const held = this.#held.push(event);
+    const held = ++this.#heldCount;
+    this.#held[held - 1] = event;
     if (held === 1) this.#batch.expect();
     else if (held >= heldEvents) this.#encodeHeld();
   }
@@ -155,11 +160,14 @@ export class SessionFileWriter implements SessionPersistence {
 
   #encodeHeld(): void {
     const held = this.#held;
-    if (held.length === 0) return;
+    const count = this.#heldCount;
+    if (count === 0) return;
     const encoder = this.#encoder!;
     // Every event written here is one `Session.append` committed: its envelope needs no check.
-    for (let index = 0; index < held.length; index++) this.#batch.add(encoder.encode(held[index]!, true));
-    held.length = 0;
+    for (let index = 0; index < count; index++) this.#batch.add(encoder.encode(held[index]!, true));
+    // Emptied once all are encoded, so the slots keep no event alive.
+    for (let index = 0; index < count; index++) held[index] = undefined;
+    this.#heldCount = 0;
   }
 
   async #sync(): Promise<void> {
