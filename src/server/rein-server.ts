@@ -7,6 +7,7 @@ import { HarnessError } from '../index.ts';
 import { apiRoutes, explainResumeFailure, seqParameter, workspaceMismatch } from './api-routes.ts';
 import type { ApiContext } from './api-routes.ts';
 import { webPaths } from './web-paths.ts';
+import { closeAfterAnswer } from './close-after-answer.ts';
 import { HttpError, describeFailure } from './http-error.ts';
 import {
   checkHostAndOrigin,
@@ -221,18 +222,8 @@ function sendError(response: ServerResponse, error: unknown, request: IncomingMe
     response.end();
     return;
   }
-  if (status === 413) {
-    // The rest of an oversize body is never read: stop reading, answer, and close the connection.
-    request.pause();
-    response.setHeader('Connection', 'close');
-    response.once('finish', () => {
-      request.socket.end();
-      // A client that keeps the connection open after the answer is cut off. Closing a socket with
-      // unread input resets it, and a reset can discard the answer before a busy client has read it,
-      // so the client gets a few seconds to read the answer and stop sending first.
-      setTimeout(() => request.socket.destroy(), 5_000).unref();
-    });
-  }
+  // The rest of an oversize body is never read: answer, then close the connection.
+  if (status === 413) closeAfterAnswer(request, response);
   sendJson(response, status, { error: { code, message } });
 }
 

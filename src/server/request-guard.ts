@@ -90,20 +90,18 @@ export function bodyTooLarge(limit: number): HttpError {
 
 /**
  * Reads and parses a JSON body of at most `limit` bytes (HttpError 400 / 413). A declared
- * `Content-Length` over the limit is refused before a byte of the body is read.
+ * `Content-Length` over the limit is refused before the body is read; a body that grows over the limit
+ * is refused at the chunk that crosses it. The rest of a refused body is left unread and its request
+ * paused, not destroyed: leaving a `for await` over it would, and Node then takes the socket away from
+ * the request (`request.socket` is null) while the 413 is still to be sent on it.
  */
 export async function readJsonBody(request: IncomingMessage, limit = maxRequestBodyBytes): Promise<unknown> {
   const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw bodyTooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > limit) throw bodyTooLarge(limit);
-    chunks.push(buffer);
+  if (Number.isFinite(declared) && declared > limit) {
+    claimUnread(request);
+    throw bodyTooLarge(limit);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = (await readBody(request, limit)).toString('utf8');
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text) as unknown;
@@ -111,4 +109,59 @@ export async function readJsonBody(request: IncomingMessage, limit = maxRequestB
     // The parser's message is not part of the contract; the code is.
     throw new HttpError(400, 'INVALID_JSON', 'the request body is not valid JSON');
   }
+}
+
+/**
+ * Stops a request whose body will not be read. Node's server drains ("dumps") the body of a request
+ * nobody called `read()` on once the answer is sent, at full speed; one `read()` (of what is already
+ * buffered, if anything) opts out, and the paused request then stops its socket when its buffer is full.
+ */
+function claimUnread(request: IncomingMessage): void {
+  request.pause();
+  request.read();
+}
+
+/** The body's bytes, rejecting with 413 (and reading no further) at the chunk that crosses `limit`. */
+function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (): void => {
+      // Paused before the listener goes: a flowing stream without a 'data' listener drops its data.
+      request.pause();
+      request.off('data', onData);
+      request.off('end', onEnd);
+      request.off('error', onError);
+      request.off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        settle();
+        reject(bodyTooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      settle();
+      resolve(Buffer.concat(chunks));
+    };
+    const onError = (error: Error): void => {
+      settle();
+      reject(error);
+    };
+    const onClose = (): void => {
+      settle();
+      reject(new HttpError(400, 'INCOMPLETE_BODY', 'the connection closed before the request body ended'));
+    };
+    if (request.destroyed) {
+      onClose();
+      return;
+    }
+    request.on('data', onData);
+    request.on('end', onEnd);
+    request.on('error', onError);
+    request.on('close', onClose);
+  });
 }
