@@ -38,8 +38,22 @@ export interface StreamedBlockEnd {
   readonly ended: AnySessionEvent;
 }
 
+/**
+ * An event whose long `sourceEventSeqs` (its last field) is runs of consecutive seqs, as a streamed
+ * answer's message lists every delta it was built from: `sourced` is the event (or the streamed
+ * message) without the field, `sources` the seqs as `[first, count]` pairs. The seqs of a 100,000-delta
+ * answer are 651 KB of JSON as a list and a few bytes as ranges.
+ */
+export interface SourcedEvent {
+  readonly sourced: AnySessionEvent | StreamedMessage;
+  readonly sources: readonly (readonly [first: number, count: number])[];
+}
+
 /** One entry of a `log-runs` message: a durable event as logged, a run of deltas, or a streamed block. */
-export type LogRunEntry = AnySessionEvent | DeltaRun | StreamedMessage | StreamedBlockEnd;
+export type LogRunEntry = AnySessionEvent | DeltaRun | StreamedMessage | StreamedBlockEnd | SourcedEvent;
+
+// Seq lists shorter than this go as they are: ranges would save nothing worth a second shape.
+const shortestRangedSources = 64;
 
 interface DeltaShape {
   delta: DeltaRun['run'];
@@ -118,10 +132,10 @@ export class DeltaRunEncoder {
       return event;
     }
     if (event.type === 'assistant/chunk') return this.#streamedBlockEnd(event);
-    if (event.type !== 'assistant/message') return event;
+    if (event.type !== 'assistant/message') return withSourceRanges(event, event);
     const entry = this.#streamedMessage(event);
     this.#sent.clear();
-    return entry;
+    return withSourceRanges(event, entry);
   }
 
   #streamedBlockEnd(event: AnySessionEvent): LogRunEntry {
@@ -181,6 +195,33 @@ export class DeltaRunEncoder {
     } as AnySessionEvent;
     return { streamed, from };
   }
+}
+
+/**
+ * `entry` (the event itself, or its streamed message) as a `SourcedEvent` when the event's
+ * `sourceEventSeqs` is its last field, long, and few runs of consecutive integers; otherwise `entry`.
+ */
+function withSourceRanges(event: AnySessionEvent, entry: AnySessionEvent | LogRunEntry): LogRunEntry {
+  const seqs = event.sourceEventSeqs;
+  if (
+    seqs === undefined ||
+    seqs.length < shortestRangedSources ||
+    Object.keys(event).at(-1) !== 'sourceEventSeqs'
+  )
+    return entry;
+  const sources: [number, number][] = [];
+  for (const seq of seqs) {
+    if (!Number.isSafeInteger(seq)) return entry;
+    const last = sources[sources.length - 1];
+    if (last !== undefined && seq === last[0] + last[1]) last[1]++;
+    else sources.push([seq, 1]);
+  }
+  // Ranges pay only when the seqs run on (a pair per seq would be longer than the list).
+  if (sources.length * 4 > seqs.length) return entry;
+  const strip = ({ sourceEventSeqs: _dropped, ...rest }: AnySessionEvent): AnySessionEvent =>
+    rest as AnySessionEvent;
+  const sourced = 'streamed' in entry ? { ...entry, streamed: strip(entry.streamed) } : strip(event);
+  return { sourced, sources };
 }
 
 /** True when `texts` joined are exactly `text` (lengths first: most mismatches cost nothing). */

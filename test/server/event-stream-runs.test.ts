@@ -163,6 +163,72 @@ describe('streamed blocks across messages', () => {
   });
 });
 
+describe('source seqs as ranges', () => {
+  const sourcedMessage = (seq: number, text: string, sources: number[]): AnySessionEvent => ({
+    type: 'assistant/message',
+    seq,
+    time: 1_000 + seq,
+    data: { turn: 1, step: 1, message: { role: 'assistant', content: [{ type: 'text', text }], id: 'm' } },
+    surfaceOp: 'append',
+    sourceEventSeqs: sources,
+  });
+  const seqs = (first: number, count: number): number[] =>
+    Array.from({ length: count }, (_, at) => first + at);
+
+  it('sends a long answer’s source seqs as ranges, with the streamed message; decodes the message as logged', () => {
+    const pieces = seqs(1, 200).map((seq) => `w${seq} `);
+    const deltas = pieces.map((piece, at) => delta(at + 1, piece));
+    const answer = sourcedMessage(201, pieces.join(''), seqs(1, 200));
+    const encoder = new DeltaRunEncoder();
+    const encoded = [encoder.encode(deltas.slice(0, 150)), encoder.encode([...deltas.slice(150), answer])];
+    const last = encoded[1]!.at(-1)!;
+    expect(last).toEqual({
+      sourced: {
+        streamed: {
+          ...answer,
+          data: {
+            ...answer.data,
+            message: { role: 'assistant', content: [{ type: 'text', text: '' }], id: 'm' },
+          },
+          sourceEventSeqs: undefined,
+        },
+        from: [[0, 0]],
+      },
+      sources: [[1, 200]],
+    });
+    expect(JSON.stringify(last).length).toBeLessThan(400);
+    const wire = encoded.map((entries) => JSON.parse(JSON.stringify(entries)) as LogRunEntry[]);
+    const decoder = new DeltaRunDecoder();
+    const decoded = wire.flatMap((entries) => decoder.decode(entries));
+    expect(decoded).toEqual([...deltas, answer]);
+    // The field comes back where it was logged: last.
+    expect(Object.keys(decoded.at(-1)!)).toEqual(Object.keys(answer));
+  });
+
+  it('sends an event with ranged sources on its own, and keeps short or scattered seq lists as they are', () => {
+    // No deltas in this stream: the message goes as logged, its seqs as ranges (two runs).
+    const ranged = sourcedMessage(500, 'Done.', [...seqs(10, 100), ...seqs(300, 100)]);
+    const short = sourcedMessage(501, 'Done.', seqs(10, 20));
+    const scattered = sourcedMessage(
+      502,
+      'Done.',
+      seqs(0, 100).map((at) => at * 2),
+    );
+    const entries = new DeltaRunEncoder().encode([ranged, short, scattered]);
+    expect(entries[0]).toEqual({
+      sourced: { ...ranged, sourceEventSeqs: undefined },
+      sources: [
+        [10, 100],
+        [300, 100],
+      ],
+    });
+    expect(entries[1]).toBe(short);
+    expect(entries[2]).toBe(scattered);
+    const wire = JSON.parse(JSON.stringify(entries)) as LogRunEntry[];
+    expect(new DeltaRunDecoder().decode(wire)).toEqual([ranged, short, scattered]);
+  });
+});
+
 describe('session event stream in delta runs', () => {
   let f: ServerFixture;
   afterEach(async () => {
@@ -196,10 +262,18 @@ describe('session event stream in delta runs', () => {
     const decoder = new DeltaRunDecoder();
     const decoded = messages.map((frame) => decoder.decode(frame.data as LogRunEntry[]));
     expect(decoded.flat()).toEqual(agent.session.events);
-    const entries = messages.flatMap(
-      (frame) => frame.data as { streamed?: AnySessionEvent; ended?: AnySessionEvent; from?: unknown }[],
+    type Entry = { streamed?: AnySessionEvent; ended?: AnySessionEvent; from?: unknown };
+    const sent = messages.flatMap(
+      (frame) => frame.data as (Entry & { sourced?: Entry; sources?: [number, number][] })[],
     );
+    const entries = sent.map((entry) => entry.sourced ?? entry);
     const answers = agent.session.events.filter((event) => event.type === 'assistant/message');
+    // The long answer's source seqs (its 400 deltas, consecutive) went as one range.
+    const long = answers.at(-1)!;
+    expect(long.sourceEventSeqs?.length).toBeGreaterThanOrEqual(deltas.length);
+    expect(sent.find((entry) => entry.sourced?.streamed?.seq === long.seq)?.sources).toEqual([
+      [long.sourceEventSeqs![0], long.sourceEventSeqs!.length],
+    ]);
     const streamed = entries.filter((entry) => entry.streamed !== undefined);
     expect(streamed.map((entry) => entry.streamed!.seq)).toEqual(answers.map((event) => event.seq));
     for (const entry of streamed) {

@@ -24,8 +24,14 @@ interface StreamedBlockEnd {
   ended: LogEvent;
 }
 
+/** An event (or a streamed message) sent without its `sourceEventSeqs`, which `sources` gives as `[first, count]` runs. */
+interface SourcedEvent {
+  sourced: LogEvent | StreamedMessage;
+  sources: [first: number, count: number][];
+}
+
 /** One entry of a `log-runs` message. */
-export type LogRunEntry = LogEvent | DeltaRun | StreamedMessage | StreamedBlockEnd;
+export type LogRunEntry = LogEvent | DeltaRun | StreamedMessage | StreamedBlockEnd | SourcedEvent;
 
 /** A streamed message names deltas this decoder never saw: the stream must start over. */
 export class DeltaRunMismatchError extends Error {
@@ -51,17 +57,24 @@ export class DeltaRunDecoder {
     for (const entry of entries) {
       if ('run' in entry) {
         this.#decodeRun(entry, events);
-      } else if ('streamed' in entry) {
-        events.push(this.#rebuild(entry));
-        this.#sent.clear();
-      } else if ('ended' in entry) {
-        events.push(this.#rebuildEnd(entry));
-      } else {
-        this.#remember(entry);
-        events.push(entry);
-      }
+      } else if ('sourced' in entry) {
+        const event = this.#decodeEvent(entry.sourced);
+        // The field is the event's last, as logged.
+        events.push({ ...event, sourceEventSeqs: expandSources(entry.sources) });
+      } else events.push(this.#decodeEvent(entry));
     }
     return events;
+  }
+
+  #decodeEvent(entry: LogEvent | StreamedMessage | StreamedBlockEnd): LogEvent {
+    if ('streamed' in entry) {
+      const event = this.#rebuild(entry);
+      this.#sent.clear();
+      return event;
+    }
+    if ('ended' in entry) return this.#rebuildEnd(entry);
+    this.#remember(entry);
+    return entry;
   }
 
   #decodeRun(entry: DeltaRun, events: LogEvent[]): void {
@@ -117,4 +130,10 @@ export class DeltaRunDecoder {
     const block = { ...chunk.block, text: texts.join('') };
     return { ...ended, data: { ...data, chunk: { ...chunk, block } } };
   }
+}
+
+function expandSources(sources: readonly [first: number, count: number][]): number[] {
+  const seqs: number[] = [];
+  for (const [first, count] of sources) for (let at = 0; at < count; at++) seqs.push(first + at);
+  return seqs;
 }
