@@ -27,7 +27,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
@@ -81,6 +81,11 @@ interface StreamFigures {
   framesOver50: number;
   frames: number;
   longestAnimationFrameMs: number;
+  /** Long animation frames (≥ 50 ms), and those in which the page's own script and rendering took under half the frame. */
+  longAnimationFrames: number;
+  longFramesMostlyWaiting: number;
+  /** The most page work (script before rendering + the rendering phase, wall clock) in one long animation frame, ms. */
+  longestFrameWorkMs: number;
   longTasks: number;
   longestTaskMs: number;
   /** The page's main-thread CPU time from the send to the painted end, and its parts, ms. */
@@ -106,7 +111,12 @@ const pageProbe = `
   try {
     new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) {
-        window.__bench.animationFrames.push([entry.startTime, entry.duration]);
+        // The page's own work in the frame, by the wall clock: the rendering phase (frame callbacks,
+        // style, layout, paint) and the scripts of the tasks before it (each of 5 ms or more).
+        const end = entry.startTime + entry.duration;
+        const before = entry.scripts.filter((script) => entry.renderStart === 0 || script.startTime < entry.renderStart);
+        const work = (entry.renderStart > 0 ? end - entry.renderStart : 0) + before.reduce((sum, script) => sum + script.duration, 0);
+        window.__bench.animationFrames.push([entry.startTime, entry.duration, work]);
         if (entry.duration > 100 && window.__bench.recording) console.log('LOAF ' + JSON.stringify({ duration: Math.round(entry.duration), blocking: Math.round(entry.blockingDuration), render: Math.round(entry.startTime + entry.duration - entry.renderStart), layout: Math.round(entry.startTime + entry.duration - entry.styleAndLayoutStart), scripts: entry.scripts.map((script) => [script.invoker, script.sourceFunctionName, Math.round(script.duration), Math.round(script.forcedStyleAndLayoutDuration)]) }));
       }
     }).observe({ type: 'long-animation-frame', buffered: true });
@@ -343,10 +353,17 @@ async function stream(page: Page, lastTurn: number, serverPid: number): Promise<
     const bench = window.__bench;
     bench.recording = false;
     const within = (entries) => entries.filter(([start]) => start >= ${started}).map(([, duration]) => duration);
+    const longFrames = bench.animationFrames.filter(([start, duration]) => start >= ${started} && duration >= 50);
     const scroller = document.querySelector('[data-testid="scroller"]');
     const atBottom = scroller !== null && scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
-    return { atBottom, frames: bench.frames.slice(), longTasks: within(bench.longTasks), animationFrames: within(bench.animationFrames) };
-  })()`)) as { atBottom: boolean; frames: number[]; longTasks: number[]; animationFrames: number[] };
+    return { atBottom, frames: bench.frames.slice(), longTasks: within(bench.longTasks), animationFrames: within(bench.animationFrames), longFrameWork: longFrames.map(([, duration, work]) => [duration, work]) };
+  })()`)) as {
+    atBottom: boolean;
+    frames: number[];
+    longTasks: number[];
+    animationFrames: number[];
+    longFrameWork: [number, number][];
+  };
   const sorted = [...timeline.frames].sort((a, b) => a - b);
   return {
     followedBottom: timeline.atBottom ? 1 : 0,
@@ -356,6 +373,9 @@ async function stream(page: Page, lastTurn: number, serverPid: number): Promise<
     framesOver50: sorted.filter((duration) => duration > 50).length,
     frames: sorted.length,
     longestAnimationFrameMs: Math.max(0, ...timeline.animationFrames),
+    longAnimationFrames: timeline.longFrameWork.length,
+    longFramesMostlyWaiting: timeline.longFrameWork.filter(([duration, work]) => work < duration / 2).length,
+    longestFrameWorkMs: Math.max(0, ...timeline.longFrameWork.map(([, work]) => work)),
     longTasks: timeline.longTasks.length,
     longestTaskMs: Math.max(0, ...timeline.longTasks),
     cpuMs: spent.cpuMs!,
@@ -410,7 +430,18 @@ async function main(): Promise<void> {
         process.stderr.write(
           `${build.name}: opened the long session in ${Math.round(longOpen.figures.lastTurnMs)} ms\n`,
         );
-        if (measureStream) entry.stream.push(await stream(longOpen.page, long.turns, child.pid!));
+        if (measureStream) {
+          const figures = await stream(longOpen.page, long.turns, child.pid!);
+          entry.stream.push(figures);
+          // Per run, so builds can be compared pair by pair at the load each pair ran under.
+          process.stderr.write(
+            `${build.name} run ${run + 1}: load ${loadavg()[0]!.toFixed(2)}; stream ${Math.round(figures.totalMs)} ms, ` +
+              `frames over 50 ms ${figures.framesOver50}/${figures.frames}, longest frame ${Math.round(figures.longestFrameMs)} ms, ` +
+              `long animation frames ${figures.longAnimationFrames} (page worked under half: ${figures.longFramesMostlyWaiting}, ` +
+              `most work ${Math.round(figures.longestFrameWorkMs)} ms), longest task ${Math.round(figures.longestTaskMs)} ms, ` +
+              `page CPU ${Math.round(figures.cpuMs)} ms, server CPU ${figures.serverCpuMs} ms\n`,
+          );
+        }
         await longOpen.page.context().close();
         child.kill('SIGTERM');
         await new Promise((done) => child.once('exit', done));
@@ -451,6 +482,17 @@ async function main(): Promise<void> {
       [
         '  longest long-animation-frame, ms',
         (f) => median(f.stream.map((x) => x.longestAnimationFrameMs)),
+        0,
+      ],
+      ['  long animation frames (≥ 50 ms)', (f) => median(f.stream.map((x) => x.longAnimationFrames)), 0],
+      [
+        '    of which the page worked under half the frame',
+        (f) => median(f.stream.map((x) => x.longFramesMostlyWaiting)),
+        0,
+      ],
+      [
+        '    most page work in one long frame, ms',
+        (f) => median(f.stream.map((x) => x.longestFrameWorkMs)),
         0,
       ],
       ['  long tasks (≥ 50 ms)', (f) => median(f.stream.map((x) => x.longTasks)), 0],
