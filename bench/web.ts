@@ -276,9 +276,35 @@ function describeTasks(trace: Buffer): string {
   const wall = tasks.map((task) => task.dur! / 1000);
   const cpu = tasks.map((task) => (task.tdur ?? 0) / 1000);
   const over = (values: number[]): number => values.filter((value) => value > 50).length;
+  // Frames: from one BeginMainFrame to the next, and the main thread's CPU in the tasks started between.
+  const frameStarts = events
+    .filter(
+      (event) =>
+        event.name === 'WebFrameWidgetImpl::BeginMainFrame' &&
+        event.pid === main?.pid &&
+        event.tid === main?.tid,
+    )
+    .map((event) => event.ts)
+    .sort((a, b) => a - b);
+  const starts = tasks.map((task) => task.ts).sort((a, b) => a - b);
+  const cpuAt = new Map(tasks.map((task) => [task.ts, (task.tdur ?? 0) / 1000]));
+  const longFrames: { wall: number; cpu: number }[] = [];
+  let next = 0;
+  for (let index = 1; index < frameStarts.length; index++) {
+    const from = frameStarts[index - 1]!;
+    const to = frameStarts[index]!;
+    let spent = 0;
+    while (next < starts.length && starts[next]! < from) next++;
+    for (let at = next; at < starts.length && starts[at]! < to; at++) spent += cpuAt.get(starts[at]!) ?? 0;
+    if ((to - from) / 1000 > 50) longFrames.push({ wall: (to - from) / 1000, cpu: spent });
+  }
+  const busy = longFrames.filter((frame) => frame.cpu > 25);
   return (
     `main-thread tasks: ${tasks.length}; over 50 ms: ${over(wall)} by the wall clock, ${over(cpu)} in CPU time; ` +
-    `longest ${Math.max(0, ...wall).toFixed(0)} ms wall, longest in CPU ${Math.max(0, ...cpu).toFixed(0)} ms`
+    `longest ${Math.max(0, ...wall).toFixed(0)} ms wall, longest in CPU ${Math.max(0, ...cpu).toFixed(0)} ms; ` +
+    `frames over 50 ms (BeginMainFrame to BeginMainFrame): ${longFrames.length}, of which the main thread ran ` +
+    `over 25 ms of CPU in ${busy.length}; most CPU in one frame ${Math.max(0, ...longFrames.map((frame) => frame.cpu)).toFixed(0)} ms ` +
+    `(wall ${longFrames.map((frame) => `${frame.wall.toFixed(0)}/${frame.cpu.toFixed(0)}`).join(' ')} ms wall/CPU)`
   );
 }
 
@@ -287,6 +313,7 @@ interface TraceEvent {
   ph: string;
   pid: number;
   tid: number;
+  ts: number;
   dur?: number;
   tdur?: number;
   args?: { name?: string };
