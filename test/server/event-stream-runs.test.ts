@@ -230,6 +230,54 @@ describe('source seqs as ranges', () => {
   });
 });
 
+describe('a compaction summary and its checkpoint', () => {
+  const summaryEvent = (seq: number, summary: string): AnySessionEvent => ({
+    type: 'compaction/summary',
+    seq,
+    time: 1_000 + seq,
+    data: { compactionId: 'c1', summary, shadowedSeqs: [1, 2, 3] },
+  });
+  const checkpoint = (seq: number, text: string): AnySessionEvent => ({
+    type: 'user/message',
+    seq,
+    time: 1_000 + seq,
+    data: { content: [{ type: 'text', text }] },
+    surfaceOp: { op: 'replace', start: 1, end: 3 },
+    sourceEventSeqs: [seq - 2, seq - 1, 1, 2, 3],
+  });
+
+  it('sends the checkpoint without the summary it frames; decodes it as logged', () => {
+    const summary = 'The work so far: '.repeat(400);
+    const events = [
+      summaryEvent(10, summary),
+      checkpoint(11, `<summary>\n${summary}\n</summary>`),
+      { type: 'compaction/end', seq: 12, time: 1_012, data: { compactionId: 'c1' } },
+    ];
+    const encoder = new DeltaRunEncoder();
+    const entries = [encoder.encode(events.slice(0, 1)), encoder.encode(events.slice(1))];
+    expect(entries[1]![0]).toStrictEqual({
+      framed: checkpoint(11, ''),
+      block: 0,
+      before: '<summary>\n',
+      after: '\n</summary>',
+    });
+    expect(JSON.stringify(entries[1]).length).toBeLessThan(400);
+    const wire = entries.map((batch) => JSON.parse(JSON.stringify(batch)) as LogRunEntry[]);
+    const decoder = new DeltaRunDecoder();
+    expect(wire.flatMap((batch) => decoder.decode(batch))).toEqual(events);
+    // A stream that did not carry the summary cannot rebuild the checkpoint: it starts over.
+    expect(() => new DeltaRunDecoder().decode(wire[1]!)).toThrow(DeltaRunMismatchError);
+  });
+
+  it('sends a short summary’s checkpoint, or one that does not contain the summary, as logged', () => {
+    const short = [summaryEvent(10, 'Short.'), checkpoint(11, '<summary>Short.</summary>')];
+    expect(new DeltaRunEncoder().encode(short)).toEqual(short);
+    const long = 'x'.repeat(5_000);
+    const other = [summaryEvent(10, long), checkpoint(11, 'y'.repeat(5_000))];
+    expect(new DeltaRunEncoder().encode(other)).toEqual(other);
+  });
+});
+
 describe('session event stream in delta runs', () => {
   let f: ServerFixture;
   afterEach(async () => {
