@@ -62,20 +62,10 @@ const cache = new Map<string, string>();
 
 /** Markdown to sanitized HTML (DOMPurify, no scripts, handlers, forms or javascript: URLs), memoized. */
 export function renderMarkdown(text: string): string {
-  return cache.get(text) ?? sanitizeMarkdownHtml(text, markdownHtml(text));
-}
-
-/**
- * The first half of `renderMarkdown`, for work spread over frames: marked's HTML of `text`, not safe to
- * insert until `sanitizeMarkdownHtml` has made it so.
- */
-export function markdownHtml(text: string): string {
-  return marked.parse(text) as string;
-}
-
-/** The second half of `renderMarkdown`: sanitizes marked's HTML of `text` and memoizes it as that text's markup. */
-export function sanitizeMarkdownHtml(text: string, html: string): string {
-  const safe = purifier.sanitize(html);
+  const cached = cache.get(text);
+  if (cached !== undefined) return cached;
+  const raw = marked.parse(text) as string;
+  const safe = purifier.sanitize(raw);
   if (cache.size > 400) cache.delete(cache.keys().next().value!);
   cache.set(text, safe);
   return safe;

@@ -1,12 +1,6 @@
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import { frameDeadline } from '../frame-budget.ts';
-import {
-  addCopyButtons,
-  highlightWithin,
-  markdownHtml,
-  renderMarkdown,
-  sanitizeMarkdownHtml,
-} from '../markdown.ts';
+import { addCopyButtons, highlightWithin, renderMarkdown } from '../markdown.ts';
 import { StreamingMarkdown } from '../streaming-markdown.ts';
 
 /** Markdown rendered inert: sanitized HTML only, code highlighted after mount. */
@@ -26,47 +20,15 @@ const blockBudgetMs = 8;
  * not the whole answer (nothing re-diffs the blocks already shown).
  */
 export function GrowingMarkdownView({ text, streaming }: { text: string; streaming: boolean }) {
-  const whole = !streaming && text.length <= wholeParseLimit;
-  // Mounted complete (opened from the log): parsed whole at once, as any finished message.
-  const streamed = useRef(!whole);
-  const ready = useWholeMarkup(whole && streamed.current ? text : undefined);
-  if (whole && !streamed.current) return <MarkdownView text={text} />;
-  if (whole && ready !== undefined) return <MarkdownHtml class="markdown" html={ready} />;
-  return <BlockMarkdownView text={text} complete={!streaming} preparing={whole} />;
+  if (!streaming && text.length <= wholeParseLimit) return <MarkdownView text={text} />;
+  return <BlockMarkdownView text={text} complete={!streaming} />;
 }
 
-/**
- * The whole markup of an answer that just finished streaming, prepared one step per frame (marked's
- * HTML, then its sanitizing) while the streamed blocks stay on screen, so the swap to the markup a
- * reload shows is not one long frame of parsing the whole answer; undefined until ready.
- */
-function useWholeMarkup(text: string | undefined): string | undefined {
-  const [ready, setReady] = useState<{ text: string; html: string } | undefined>(undefined);
-  useEffect(() => {
-    if (text === undefined) return undefined;
-    let frame = requestAnimationFrame(() => {
-      const html = markdownHtml(text);
-      frame = requestAnimationFrame(() => setReady({ text, html: sanitizeMarkdownHtml(text, html) }));
-    });
-    return () => cancelAnimationFrame(frame);
-  }, [text]);
-  return ready !== undefined && ready.text === text ? ready.html : undefined;
-}
-
-function BlockMarkdownView({
-  text,
-  complete,
-  preparing,
-}: {
-  text: string;
-  complete: boolean;
-  /** The whole markup is being prepared to replace these blocks: busy until then. */
-  preparing: boolean;
-}) {
+function BlockMarkdownView({ text, complete }: { text: string; complete: boolean }) {
   const element = useRef<HTMLDivElement>(null);
   const view = useRef<StreamingMarkdown | undefined>(undefined);
-  const latest = useRef({ text, complete, preparing });
-  latest.current = { text, complete, preparing };
+  const latest = useRef({ text, complete });
+  latest.current = { text, complete };
   // The frame that continues the blocks left over when a budget ran out, if one is waiting.
   const frame = useRef<number | undefined>(undefined);
   // Brings the blocks up to the latest text; what the budget leaves goes in during the next frames.
@@ -77,12 +39,11 @@ function BlockMarkdownView({
     const { text: current, complete: done } = latest.current;
     if (!markdown.update(current, frameDeadline(blockBudgetMs), done))
       frame.current = requestAnimationFrame(render);
-    else if (latest.current.preparing) element.current.setAttribute('aria-busy', 'true');
   };
   useLayoutEffect(() => {
     // A waiting frame renders the latest text: rendering here too would spend two budgets in one frame.
     if (frame.current === undefined) render();
-  }, [text, complete, preparing]);
+  }, [text, complete]);
   useLayoutEffect(
     () => () => {
       if (frame.current !== undefined) cancelAnimationFrame(frame.current);
