@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AnySessionEvent } from '../../src/index.ts';
+import { compactSession } from '../../src/index.ts';
 import { DeltaRunEncoder, encodeDeltaRuns } from '../../src/server/delta-runs.ts';
 import { DeltaRunDecoder, DeltaRunMismatchError, decodeDeltaRuns } from '../../web/src/delta-runs.ts';
 import type { LogRunEntry } from '../../web/src/delta-runs.ts';
@@ -282,6 +283,44 @@ describe('session event stream in delta runs', () => {
   let f: ServerFixture;
   afterEach(async () => {
     await f.close();
+  });
+
+  it('sends a live compaction’s checkpoint without the summary it frames, decoded as logged', async () => {
+    const summary = `Summary-7f3a: ${'facts kept from the earlier turns. '.repeat(150)}`;
+    const long = (turn: number): string => `Answer ${turn}: ${'a long paragraph of findings. '.repeat(700)}`;
+    f = await serverFixture([{ text: long(1) }, { text: long(2) }, { text: long(3) }, { text: summary }]);
+    const { id } = (await f.api('POST', '/api/sessions', {})).json as { id: string };
+    const agent = (): NonNullable<ReturnType<typeof f.harness.agents.get>> => f.harness.agents.get(id)!;
+    for (const text of ['one', 'two', 'three']) {
+      await f.api('POST', `/api/sessions/${id}/messages`, { text });
+      await agent().whenIdle();
+    }
+    const stream = await openStream(
+      f.server.port,
+      `/api/sessions/${id}/stream?token=${f.server.token}&batch=1&runs=1`,
+    );
+    const first = agent().session.length - 1;
+    await stream.waitFor((frame) => frame.event === 'log-runs' && Number(frame.id) === first);
+    expect(await compactSession(f.harness, agent())).toMatchObject({ compacted: true });
+    const last = agent().session.length - 1;
+    await stream.waitFor((frame) => frame.event === 'log-runs' && Number(frame.id) === last);
+    const messages = stream.frames.filter((frame) => frame.event === 'log-runs');
+    const decoder = new DeltaRunDecoder();
+    expect(messages.flatMap((frame) => decoder.decode(frame.data as LogRunEntry[]))).toEqual(
+      agent().session.events,
+    );
+    const checkpoint = agent().session.events.find((event) => event.type === 'compaction/summary')!.seq + 1;
+    const sent = messages.flatMap(
+      (frame) => frame.data as { framed?: AnySessionEvent; sourced?: { framed?: AnySessionEvent } }[],
+    );
+    const framed = sent
+      .map((entry) => entry.sourced?.framed ?? entry.framed)
+      .filter((event) => event !== undefined);
+    expect(framed.map((event) => [event.type, event.seq])).toEqual([['user/message', checkpoint]]);
+    // The summary crossed once: in the compaction/summary event only.
+    const wire = JSON.stringify(messages.map((frame) => frame.data));
+    expect(wire.split('Summary-7f3a').length - 1).toBe(1);
+    stream.close();
   });
 
   it('sends every durable event once, in seq order, in few messages; resumes after the last id', async () => {
