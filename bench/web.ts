@@ -27,7 +27,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
@@ -81,6 +81,11 @@ interface StreamFigures {
   framesOver50: number;
   frames: number;
   longestAnimationFrameMs: number;
+  /** Long animation frames (≥ 50 ms), and those in which the page's own script and rendering took under half the frame. */
+  longAnimationFrames: number;
+  longFramesMostlyWaiting: number;
+  /** The most page work (script before rendering + the rendering phase, wall clock) in one long animation frame, ms. */
+  longestFrameWorkMs: number;
   longTasks: number;
   longestTaskMs: number;
   /** The page's main-thread CPU time from the send to the painted end, and its parts, ms. */
@@ -106,7 +111,12 @@ const pageProbe = `
   try {
     new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) {
-        window.__bench.animationFrames.push([entry.startTime, entry.duration]);
+        // The page's own work in the frame, by the wall clock: the rendering phase (frame callbacks,
+        // style, layout, paint) and the scripts of the tasks before it (each of 5 ms or more).
+        const end = entry.startTime + entry.duration;
+        const before = entry.scripts.filter((script) => entry.renderStart === 0 || script.startTime < entry.renderStart);
+        const work = (entry.renderStart > 0 ? end - entry.renderStart : 0) + before.reduce((sum, script) => sum + script.duration, 0);
+        window.__bench.animationFrames.push([entry.startTime, entry.duration, work]);
         if (entry.duration > 100 && window.__bench.recording) console.log('LOAF ' + JSON.stringify({ duration: Math.round(entry.duration), blocking: Math.round(entry.blockingDuration), render: Math.round(entry.startTime + entry.duration - entry.renderStart), layout: Math.round(entry.startTime + entry.duration - entry.styleAndLayoutStart), scripts: entry.scripts.map((script) => [script.invoker, script.sourceFunctionName, Math.round(script.duration), Math.round(script.forcedStyleAndLayoutDuration)]) }));
       }
     }).observe({ type: 'long-animation-frame', buffered: true });
@@ -266,9 +276,35 @@ function describeTasks(trace: Buffer): string {
   const wall = tasks.map((task) => task.dur! / 1000);
   const cpu = tasks.map((task) => (task.tdur ?? 0) / 1000);
   const over = (values: number[]): number => values.filter((value) => value > 50).length;
+  // Frames: from one BeginMainFrame to the next, and the main thread's CPU in the tasks started between.
+  const frameStarts = events
+    .filter(
+      (event) =>
+        event.name === 'WebFrameWidgetImpl::BeginMainFrame' &&
+        event.pid === main?.pid &&
+        event.tid === main?.tid,
+    )
+    .map((event) => event.ts)
+    .sort((a, b) => a - b);
+  const starts = tasks.map((task) => task.ts).sort((a, b) => a - b);
+  const cpuAt = new Map(tasks.map((task) => [task.ts, (task.tdur ?? 0) / 1000]));
+  const longFrames: { wall: number; cpu: number }[] = [];
+  let next = 0;
+  for (let index = 1; index < frameStarts.length; index++) {
+    const from = frameStarts[index - 1]!;
+    const to = frameStarts[index]!;
+    let spent = 0;
+    while (next < starts.length && starts[next]! < from) next++;
+    for (let at = next; at < starts.length && starts[at]! < to; at++) spent += cpuAt.get(starts[at]!) ?? 0;
+    if ((to - from) / 1000 > 50) longFrames.push({ wall: (to - from) / 1000, cpu: spent });
+  }
+  const busy = longFrames.filter((frame) => frame.cpu > 25);
   return (
     `main-thread tasks: ${tasks.length}; over 50 ms: ${over(wall)} by the wall clock, ${over(cpu)} in CPU time; ` +
-    `longest ${Math.max(0, ...wall).toFixed(0)} ms wall, longest in CPU ${Math.max(0, ...cpu).toFixed(0)} ms`
+    `longest ${Math.max(0, ...wall).toFixed(0)} ms wall, longest in CPU ${Math.max(0, ...cpu).toFixed(0)} ms; ` +
+    `frames over 50 ms (BeginMainFrame to BeginMainFrame): ${longFrames.length}, of which the main thread ran ` +
+    `over 25 ms of CPU in ${busy.length}; most CPU in one frame ${Math.max(0, ...longFrames.map((frame) => frame.cpu)).toFixed(0)} ms ` +
+    `(wall ${longFrames.map((frame) => `${frame.wall.toFixed(0)}/${frame.cpu.toFixed(0)}`).join(' ')} ms wall/CPU)`
   );
 }
 
@@ -277,6 +313,7 @@ interface TraceEvent {
   ph: string;
   pid: number;
   tid: number;
+  ts: number;
   dur?: number;
   tdur?: number;
   args?: { name?: string };
@@ -343,10 +380,17 @@ async function stream(page: Page, lastTurn: number, serverPid: number): Promise<
     const bench = window.__bench;
     bench.recording = false;
     const within = (entries) => entries.filter(([start]) => start >= ${started}).map(([, duration]) => duration);
+    const longFrames = bench.animationFrames.filter(([start, duration]) => start >= ${started} && duration >= 50);
     const scroller = document.querySelector('[data-testid="scroller"]');
     const atBottom = scroller !== null && scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
-    return { atBottom, frames: bench.frames.slice(), longTasks: within(bench.longTasks), animationFrames: within(bench.animationFrames) };
-  })()`)) as { atBottom: boolean; frames: number[]; longTasks: number[]; animationFrames: number[] };
+    return { atBottom, frames: bench.frames.slice(), longTasks: within(bench.longTasks), animationFrames: within(bench.animationFrames), longFrameWork: longFrames.map(([, duration, work]) => [duration, work]) };
+  })()`)) as {
+    atBottom: boolean;
+    frames: number[];
+    longTasks: number[];
+    animationFrames: number[];
+    longFrameWork: [number, number][];
+  };
   const sorted = [...timeline.frames].sort((a, b) => a - b);
   return {
     followedBottom: timeline.atBottom ? 1 : 0,
@@ -356,6 +400,9 @@ async function stream(page: Page, lastTurn: number, serverPid: number): Promise<
     framesOver50: sorted.filter((duration) => duration > 50).length,
     frames: sorted.length,
     longestAnimationFrameMs: Math.max(0, ...timeline.animationFrames),
+    longAnimationFrames: timeline.longFrameWork.length,
+    longFramesMostlyWaiting: timeline.longFrameWork.filter(([duration, work]) => work < duration / 2).length,
+    longestFrameWorkMs: Math.max(0, ...timeline.longFrameWork.map(([, work]) => work)),
     longTasks: timeline.longTasks.length,
     longestTaskMs: Math.max(0, ...timeline.longTasks),
     cpuMs: spent.cpuMs!,
@@ -410,7 +457,18 @@ async function main(): Promise<void> {
         process.stderr.write(
           `${build.name}: opened the long session in ${Math.round(longOpen.figures.lastTurnMs)} ms\n`,
         );
-        if (measureStream) entry.stream.push(await stream(longOpen.page, long.turns, child.pid!));
+        if (measureStream) {
+          const figures = await stream(longOpen.page, long.turns, child.pid!);
+          entry.stream.push(figures);
+          // Per run, so builds can be compared pair by pair at the load each pair ran under.
+          process.stderr.write(
+            `${build.name} run ${run + 1}: load ${loadavg()[0]!.toFixed(2)}; stream ${Math.round(figures.totalMs)} ms, ` +
+              `frames over 50 ms ${figures.framesOver50}/${figures.frames}, longest frame ${Math.round(figures.longestFrameMs)} ms, ` +
+              `long animation frames ${figures.longAnimationFrames} (page worked under half: ${figures.longFramesMostlyWaiting}, ` +
+              `most work ${Math.round(figures.longestFrameWorkMs)} ms), longest task ${Math.round(figures.longestTaskMs)} ms, ` +
+              `page CPU ${Math.round(figures.cpuMs)} ms, server CPU ${figures.serverCpuMs} ms\n`,
+          );
+        }
         await longOpen.page.context().close();
         child.kill('SIGTERM');
         await new Promise((done) => child.once('exit', done));
@@ -451,6 +509,17 @@ async function main(): Promise<void> {
       [
         '  longest long-animation-frame, ms',
         (f) => median(f.stream.map((x) => x.longestAnimationFrameMs)),
+        0,
+      ],
+      ['  long animation frames (≥ 50 ms)', (f) => median(f.stream.map((x) => x.longAnimationFrames)), 0],
+      [
+        '    of which the page worked under half the frame',
+        (f) => median(f.stream.map((x) => x.longFramesMostlyWaiting)),
+        0,
+      ],
+      [
+        '    most page work in one long frame, ms',
+        (f) => median(f.stream.map((x) => x.longestFrameWorkMs)),
         0,
       ],
       ['  long tasks (≥ 50 ms)', (f) => median(f.stream.map((x) => x.longTasks)), 0],

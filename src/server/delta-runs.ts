@@ -38,8 +38,38 @@ export interface StreamedBlockEnd {
   readonly ended: AnySessionEvent;
 }
 
+/**
+ * A compaction's checkpoint `user/message` whose text block frames the summary the same stream sent in
+ * the `compaction/summary` just before it: `framed` is the event with that block's `text` left empty,
+ * `block` its position in `data.content`, and the text is `before` + the summary + `after`. The summary
+ * then crosses the wire once, not twice.
+ */
+export interface FramedSummary {
+  readonly framed: AnySessionEvent;
+  readonly block: number;
+  readonly before: string;
+  readonly after: string;
+}
+
+/**
+ * An event whose long `sourceEventSeqs` (its last field) is runs of consecutive seqs, as a streamed
+ * answer's message lists every delta it was built from: `sourced` is the event (or the streamed
+ * message) without the field, `sources` the seqs as `[first, count]` pairs. The seqs of a 100,000-delta
+ * answer are 651 KB of JSON as a list and a few bytes as ranges.
+ */
+export interface SourcedEvent {
+  readonly sourced: AnySessionEvent | StreamedMessage | FramedSummary;
+  readonly sources: readonly (readonly [first: number, count: number])[];
+}
+
 /** One entry of a `log-runs` message: a durable event as logged, a run of deltas, or a streamed block. */
-export type LogRunEntry = AnySessionEvent | DeltaRun | StreamedMessage | StreamedBlockEnd;
+export type LogRunEntry =
+  AnySessionEvent | DeltaRun | StreamedMessage | StreamedBlockEnd | FramedSummary | SourcedEvent;
+
+// Seq lists shorter than this go as they are: ranges would save nothing worth a second shape.
+const shortestRangedSources = 64;
+// Summaries shorter than this are sent twice: a reference would save nothing worth a second shape.
+const shortestFramedSummary = 4_096;
 
 interface DeltaShape {
   delta: DeltaRun['run'];
@@ -67,6 +97,8 @@ export function encodeDeltaRuns(events: readonly AnySessionEvent[]): LogRunEntry
 export class DeltaRunEncoder {
   // The delta texts sent since the last message, by `deltaKey`, in seq order.
   readonly #sent = new StreamedDeltaTexts();
+  // The summary of the last `compaction/summary` this stream sent.
+  #summary: string | undefined;
 
   /** The entries of one message of the stream (its events have consecutive seqs). */
   encode(events: readonly AnySessionEvent[]): LogRunEntry[] {
@@ -118,10 +150,15 @@ export class DeltaRunEncoder {
       return event;
     }
     if (event.type === 'assistant/chunk') return this.#streamedBlockEnd(event);
-    if (event.type !== 'assistant/message') return event;
+    if (event.type === 'compaction/summary') {
+      const summary = (event.data as { summary?: unknown }).summary;
+      this.#summary = typeof summary === 'string' ? summary : undefined;
+    }
+    if (event.type === 'user/message') return withSourceRanges(event, this.#framedSummary(event));
+    if (event.type !== 'assistant/message') return withSourceRanges(event, event);
     const entry = this.#streamedMessage(event);
     this.#sent.clear();
-    return entry;
+    return withSourceRanges(event, entry);
   }
 
   #streamedBlockEnd(event: AnySessionEvent): LogRunEntry {
@@ -142,6 +179,29 @@ export class DeltaRunEncoder {
     if (sent === undefined || !spells(sent, text)) return event;
     const block = chunk.block as object;
     return { ended: { ...event, data: { ...data, chunk: { ...chunk, block: { ...block, text: '' } } } } };
+  }
+
+  #framedSummary(event: AnySessionEvent): AnySessionEvent | FramedSummary {
+    const summary = this.#summary;
+    if (summary === undefined || summary.length < shortestFramedSummary) return event;
+    const data = event.data as { content?: unknown };
+    if (!Array.isArray(data.content)) return event;
+    for (const [block, part] of (data.content as unknown[]).entries()) {
+      const { type, text } = (part ?? {}) as { type?: unknown; text?: unknown };
+      if (type !== 'text' || typeof text !== 'string') continue;
+      const at = text.indexOf(summary);
+      if (at === -1) continue;
+      const content = (data.content as object[]).map((other, position) =>
+        position === block ? { ...other, text: '' } : other,
+      );
+      return {
+        framed: { ...event, data: { ...data, content } } as AnySessionEvent,
+        block,
+        before: text.slice(0, at),
+        after: text.slice(at + summary.length),
+      };
+    }
+    return event;
   }
 
   #streamedMessage(event: AnySessionEvent): LogRunEntry {
@@ -181,6 +241,38 @@ export class DeltaRunEncoder {
     } as AnySessionEvent;
     return { streamed, from };
   }
+}
+
+/**
+ * `entry` (the event itself, or its streamed message) as a `SourcedEvent` when the event's
+ * `sourceEventSeqs` is its last field, long, and few runs of consecutive integers; otherwise `entry`.
+ */
+function withSourceRanges(event: AnySessionEvent, entry: AnySessionEvent | LogRunEntry): LogRunEntry {
+  const seqs = event.sourceEventSeqs;
+  if (
+    seqs === undefined ||
+    seqs.length < shortestRangedSources ||
+    Object.keys(event).at(-1) !== 'sourceEventSeqs'
+  )
+    return entry;
+  const sources: [number, number][] = [];
+  for (const seq of seqs) {
+    if (!Number.isSafeInteger(seq)) return entry;
+    const last = sources[sources.length - 1];
+    if (last !== undefined && seq === last[0] + last[1]) last[1]++;
+    else sources.push([seq, 1]);
+  }
+  // Ranges pay only when the seqs run on (a pair per seq would be longer than the list).
+  if (sources.length * 4 > seqs.length) return entry;
+  const strip = ({ sourceEventSeqs: _dropped, ...rest }: AnySessionEvent): AnySessionEvent =>
+    rest as AnySessionEvent;
+  const sourced =
+    'streamed' in entry
+      ? { ...entry, streamed: strip(entry.streamed) }
+      : 'framed' in entry
+        ? { ...entry, framed: strip(entry.framed) }
+        : strip(event);
+  return { sourced, sources };
 }
 
 /** True when `texts` joined are exactly `text` (lengths first: most mismatches cost nothing). */

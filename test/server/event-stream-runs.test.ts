@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AnySessionEvent } from '../../src/index.ts';
+import { compactSession } from '../../src/index.ts';
 import { DeltaRunEncoder, encodeDeltaRuns } from '../../src/server/delta-runs.ts';
 import { DeltaRunDecoder, DeltaRunMismatchError, decodeDeltaRuns } from '../../web/src/delta-runs.ts';
 import type { LogRunEntry } from '../../web/src/delta-runs.ts';
@@ -163,10 +164,163 @@ describe('streamed blocks across messages', () => {
   });
 });
 
+describe('source seqs as ranges', () => {
+  const sourcedMessage = (seq: number, text: string, sources: number[]): AnySessionEvent => ({
+    type: 'assistant/message',
+    seq,
+    time: 1_000 + seq,
+    data: { turn: 1, step: 1, message: { role: 'assistant', content: [{ type: 'text', text }], id: 'm' } },
+    surfaceOp: 'append',
+    sourceEventSeqs: sources,
+  });
+  const seqs = (first: number, count: number): number[] =>
+    Array.from({ length: count }, (_, at) => first + at);
+
+  it('sends a long answer’s source seqs as ranges, with the streamed message; decodes the message as logged', () => {
+    const pieces = seqs(1, 200).map((seq) => `w${seq} `);
+    const deltas = pieces.map((piece, at) => delta(at + 1, piece));
+    const answer = sourcedMessage(201, pieces.join(''), seqs(1, 200));
+    const encoder = new DeltaRunEncoder();
+    const encoded = [encoder.encode(deltas.slice(0, 150)), encoder.encode([...deltas.slice(150), answer])];
+    const last = encoded[1]!.at(-1)!;
+    const { sourceEventSeqs: _listed, ...bare } = answer;
+    expect(last).toStrictEqual({
+      sourced: {
+        streamed: {
+          ...bare,
+          data: {
+            ...(answer.data as object),
+            message: { role: 'assistant', content: [{ type: 'text', text: '' }], id: 'm' },
+          },
+        },
+        from: [[0, 0]],
+      },
+      sources: [[1, 200]],
+    });
+    expect(JSON.stringify(last).length).toBeLessThan(400);
+    const wire = encoded.map((entries) => JSON.parse(JSON.stringify(entries)) as LogRunEntry[]);
+    const decoder = new DeltaRunDecoder();
+    const decoded = wire.flatMap((entries) => decoder.decode(entries));
+    expect(decoded).toEqual([...deltas, answer]);
+    // The field comes back where it was logged: last.
+    expect(Object.keys(decoded.at(-1)!)).toEqual(Object.keys(answer));
+  });
+
+  it('sends an event with ranged sources on its own, and keeps short or scattered seq lists as they are', () => {
+    // No deltas in this stream: the message goes as logged, its seqs as ranges (two runs).
+    const ranged = sourcedMessage(500, 'Done.', [...seqs(10, 100), ...seqs(300, 100)]);
+    const short = sourcedMessage(501, 'Done.', seqs(10, 20));
+    const scattered = sourcedMessage(
+      502,
+      'Done.',
+      seqs(0, 100).map((at) => at * 2),
+    );
+    const entries = new DeltaRunEncoder().encode([ranged, short, scattered]);
+    const { sourceEventSeqs: _listed, ...bare } = ranged;
+    expect(entries[0]).toStrictEqual({
+      sourced: bare,
+      sources: [
+        [10, 100],
+        [300, 100],
+      ],
+    });
+    expect(entries[1]).toBe(short);
+    expect(entries[2]).toBe(scattered);
+    const wire = JSON.parse(JSON.stringify(entries)) as LogRunEntry[];
+    expect(new DeltaRunDecoder().decode(wire)).toEqual([ranged, short, scattered]);
+  });
+});
+
+describe('a compaction summary and its checkpoint', () => {
+  const summaryEvent = (seq: number, summary: string): AnySessionEvent => ({
+    type: 'compaction/summary',
+    seq,
+    time: 1_000 + seq,
+    data: { compactionId: 'c1', summary, shadowedSeqs: [1, 2, 3] },
+  });
+  const checkpoint = (seq: number, text: string): AnySessionEvent => ({
+    type: 'user/message',
+    seq,
+    time: 1_000 + seq,
+    data: { content: [{ type: 'text', text }] },
+    surfaceOp: { op: 'replace', start: 1, end: 3 },
+    sourceEventSeqs: [seq - 2, seq - 1, 1, 2, 3],
+  });
+
+  it('sends the checkpoint without the summary it frames; decodes it as logged', () => {
+    const summary = 'The work so far: '.repeat(400);
+    const events = [
+      summaryEvent(10, summary),
+      checkpoint(11, `<summary>\n${summary}\n</summary>`),
+      { type: 'compaction/end', seq: 12, time: 1_012, data: { compactionId: 'c1' } },
+    ];
+    const encoder = new DeltaRunEncoder();
+    const entries = [encoder.encode(events.slice(0, 1)), encoder.encode(events.slice(1))];
+    expect(entries[1]![0]).toStrictEqual({
+      framed: checkpoint(11, ''),
+      block: 0,
+      before: '<summary>\n',
+      after: '\n</summary>',
+    });
+    expect(JSON.stringify(entries[1]).length).toBeLessThan(400);
+    const wire = entries.map((batch) => JSON.parse(JSON.stringify(batch)) as LogRunEntry[]);
+    const decoder = new DeltaRunDecoder();
+    expect(wire.flatMap((batch) => decoder.decode(batch))).toEqual(events);
+    // A stream that did not carry the summary cannot rebuild the checkpoint: it starts over.
+    expect(() => new DeltaRunDecoder().decode(wire[1]!)).toThrow(DeltaRunMismatchError);
+  });
+
+  it('sends a short summary’s checkpoint, or one that does not contain the summary, as logged', () => {
+    const short = [summaryEvent(10, 'Short.'), checkpoint(11, '<summary>Short.</summary>')];
+    expect(new DeltaRunEncoder().encode(short)).toEqual(short);
+    const long = 'x'.repeat(5_000);
+    const other = [summaryEvent(10, long), checkpoint(11, 'y'.repeat(5_000))];
+    expect(new DeltaRunEncoder().encode(other)).toEqual(other);
+  });
+});
+
 describe('session event stream in delta runs', () => {
   let f: ServerFixture;
   afterEach(async () => {
     await f.close();
+  });
+
+  it('sends a live compaction’s checkpoint without the summary it frames, decoded as logged', async () => {
+    const summary = `Summary-7f3a: ${'facts kept from the earlier turns. '.repeat(150)}`;
+    const long = (turn: number): string => `Answer ${turn}: ${'a long paragraph of findings. '.repeat(700)}`;
+    f = await serverFixture([{ text: long(1) }, { text: long(2) }, { text: long(3) }, { text: summary }]);
+    const { id } = (await f.api('POST', '/api/sessions', {})).json as { id: string };
+    const agent = (): NonNullable<ReturnType<typeof f.harness.agents.get>> => f.harness.agents.get(id)!;
+    for (const text of ['one', 'two', 'three']) {
+      await f.api('POST', `/api/sessions/${id}/messages`, { text });
+      await agent().whenIdle();
+    }
+    const stream = await openStream(
+      f.server.port,
+      `/api/sessions/${id}/stream?token=${f.server.token}&batch=1&runs=1`,
+    );
+    const first = agent().session.length - 1;
+    await stream.waitFor((frame) => frame.event === 'log-runs' && Number(frame.id) === first);
+    expect(await compactSession(f.harness, agent())).toMatchObject({ compacted: true });
+    const last = agent().session.length - 1;
+    await stream.waitFor((frame) => frame.event === 'log-runs' && Number(frame.id) === last);
+    const messages = stream.frames.filter((frame) => frame.event === 'log-runs');
+    const decoder = new DeltaRunDecoder();
+    expect(messages.flatMap((frame) => decoder.decode(frame.data as LogRunEntry[]))).toEqual(
+      agent().session.events,
+    );
+    const checkpoint = agent().session.events.find((event) => event.type === 'compaction/summary')!.seq + 1;
+    const sent = messages.flatMap(
+      (frame) => frame.data as { framed?: AnySessionEvent; sourced?: { framed?: AnySessionEvent } }[],
+    );
+    const framed = sent
+      .map((entry) => entry.sourced?.framed ?? entry.framed)
+      .filter((event) => event !== undefined);
+    expect(framed.map((event) => [event.type, event.seq])).toEqual([['user/message', checkpoint]]);
+    // The summary crossed once: in the compaction/summary event only.
+    const wire = JSON.stringify(messages.map((frame) => frame.data));
+    expect(wire.split('Summary-7f3a').length - 1).toBe(1);
+    stream.close();
   });
 
   it('sends every durable event once, in seq order, in few messages; resumes after the last id', async () => {
@@ -196,10 +350,18 @@ describe('session event stream in delta runs', () => {
     const decoder = new DeltaRunDecoder();
     const decoded = messages.map((frame) => decoder.decode(frame.data as LogRunEntry[]));
     expect(decoded.flat()).toEqual(agent.session.events);
-    const entries = messages.flatMap(
-      (frame) => frame.data as { streamed?: AnySessionEvent; ended?: AnySessionEvent; from?: unknown }[],
+    type Entry = { streamed?: AnySessionEvent; ended?: AnySessionEvent; from?: unknown };
+    const sent = messages.flatMap(
+      (frame) => frame.data as (Entry & { sourced?: Entry; sources?: [number, number][] })[],
     );
+    const entries = sent.map((entry) => entry.sourced ?? entry);
     const answers = agent.session.events.filter((event) => event.type === 'assistant/message');
+    // The long answer's source seqs (its 400 deltas, consecutive) went as one range.
+    const long = answers.at(-1)!;
+    expect(long.sourceEventSeqs?.length).toBeGreaterThanOrEqual(deltas.length);
+    expect(sent.find((entry) => entry.sourced?.streamed?.seq === long.seq)?.sources).toEqual([
+      [long.sourceEventSeqs![0], long.sourceEventSeqs!.length],
+    ]);
     const streamed = entries.filter((entry) => entry.streamed !== undefined);
     expect(streamed.map((entry) => entry.streamed!.seq)).toEqual(answers.map((event) => event.seq));
     for (const entry of streamed) {

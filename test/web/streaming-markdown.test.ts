@@ -24,6 +24,8 @@ function longAnswer(): string {
     sections.push(`- item ${index}a\n- item ${index}b\n  - nested ${index}`);
     if (index % 10 === 5) sections.push(`\`\`\`ts\nconst value${index} = compute(${index});\n\`\`\``);
     if (index === 40) sections.push(longCode);
+    // Raw HTML left open: it must stay inside its own block, as when each block is parsed alone.
+    if (index === 20) sections.push('Raw <b>bold left open', '<div class="note">\nA raw block left open');
   }
   sections.push(longCode);
   return sections.join('\n\n');
@@ -112,6 +114,11 @@ describe.skipIf(!hasChromium)('Web UI: a long answer streamed block by block', (
       expect(await answer.locator('.markdown-block').last().locator('pre code').textContent()).toMatch(
         /console\.log\('line 259'\);\n?$/,
       );
+      // The open `<b>` and `<div>` end with their blocks: nothing after them is bold or inside the note.
+      expect(await answer.locator('.markdown-block:has(b)').count()).toBe(1);
+      expect(await answer.locator('.markdown-block:has(b)').textContent()).toBe('Raw bold left open\n');
+      expect(await answer.locator('.note').count()).toBe(1);
+      expect(await answer.locator('.note').textContent()).toBe('\nA raw block left open\n');
 
       await page.reload();
       await lastAnswerSettled(page, 1);

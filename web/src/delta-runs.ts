@@ -24,8 +24,23 @@ interface StreamedBlockEnd {
   ended: LogEvent;
 }
 
+/** A checkpoint `user/message` whose text block `block` is `before` + the last summary this stream sent + `after`. */
+interface FramedSummary {
+  framed: LogEvent;
+  block: number;
+  before: string;
+  after: string;
+}
+
+/** An event (or a streamed message) sent without its `sourceEventSeqs`, which `sources` gives as `[first, count]` runs. */
+interface SourcedEvent {
+  sourced: LogEvent | StreamedMessage | FramedSummary;
+  sources: [first: number, count: number][];
+}
+
 /** One entry of a `log-runs` message. */
-export type LogRunEntry = LogEvent | DeltaRun | StreamedMessage | StreamedBlockEnd;
+export type LogRunEntry =
+  LogEvent | DeltaRun | StreamedMessage | StreamedBlockEnd | FramedSummary | SourcedEvent;
 
 /** A streamed message names deltas this decoder never saw: the stream must start over. */
 export class DeltaRunMismatchError extends Error {
@@ -44,6 +59,8 @@ export function decodeDeltaRuns(entries: readonly LogRunEntry[]): LogEvent[] {
  */
 export class DeltaRunDecoder {
   readonly #sent = new StreamedDeltaTexts();
+  // The summary of the last `compaction/summary` this stream carried (the server's encoder keeps the same).
+  #summary: string | undefined;
 
   /** The durable events of one message, in seq order. */
   decode(entries: readonly LogRunEntry[]): LogEvent[] {
@@ -51,17 +68,25 @@ export class DeltaRunDecoder {
     for (const entry of entries) {
       if ('run' in entry) {
         this.#decodeRun(entry, events);
-      } else if ('streamed' in entry) {
-        events.push(this.#rebuild(entry));
-        this.#sent.clear();
-      } else if ('ended' in entry) {
-        events.push(this.#rebuildEnd(entry));
-      } else {
-        this.#remember(entry);
-        events.push(entry);
-      }
+      } else if ('sourced' in entry) {
+        const event = this.#decodeEvent(entry.sourced);
+        // The field is the event's last, as logged.
+        events.push({ ...event, sourceEventSeqs: expandSources(entry.sources) });
+      } else events.push(this.#decodeEvent(entry));
     }
     return events;
+  }
+
+  #decodeEvent(entry: LogEvent | StreamedMessage | StreamedBlockEnd | FramedSummary): LogEvent {
+    if ('framed' in entry) return this.#rebuildFramed(entry);
+    if ('streamed' in entry) {
+      const event = this.#rebuild(entry);
+      this.#sent.clear();
+      return event;
+    }
+    if ('ended' in entry) return this.#rebuildEnd(entry);
+    this.#remember(entry);
+    return entry;
   }
 
   #decodeRun(entry: DeltaRun, events: LogEvent[]): void {
@@ -80,8 +105,22 @@ export class DeltaRunDecoder {
     }
   }
 
+  #rebuildFramed({ framed, block, before, after }: FramedSummary): LogEvent {
+    const data = framed.data as { content: { type: string }[] };
+    const part = data.content[block];
+    if (part === undefined || this.#summary === undefined)
+      throw new DeltaRunMismatchError(`no summary for the checkpoint ${framed.seq}`);
+    const content = [...data.content];
+    content[block] = { ...part, text: before + this.#summary + after } as { type: string };
+    return { ...framed, data: { ...data, content } };
+  }
+
   // The server's rule, shared: a text or reasoning delta with numeric turn, step and index.
   #remember(event: LogEvent): void {
+    if (event.type === 'compaction/summary') {
+      const summary = (event.data as { summary?: unknown }).summary;
+      this.#summary = typeof summary === 'string' ? summary : undefined;
+    }
     if (event.type === 'assistant/message') {
       this.#sent.clear();
       return;
@@ -117,4 +156,10 @@ export class DeltaRunDecoder {
     const block = { ...chunk.block, text: texts.join('') };
     return { ...ended, data: { ...data, chunk: { ...chunk, block } } };
   }
+}
+
+function expandSources(sources: readonly [first: number, count: number][]): number[] {
+  const seqs: number[] = [];
+  for (const [first, count] of sources) for (let at = 0; at < count; at++) seqs.push(first + at);
+  return seqs;
 }

@@ -73,12 +73,56 @@ export function renderMarkdown(text: string): string {
 
 /**
  * Renders markdown into `element`, replacing its children: `renderMarkdown` without its memo, for
- * blocks rendered once each (parsing them straight into an inert document and sanitizing in place
- * measured slower: moving the nodes into the page costs more than parsing the HTML again).
+ * text re-rendered as it grows (a streaming answer's open tail). Parsing straight into an inert
+ * document and sanitizing in place measured slower: moving the nodes into the page costs more than
+ * parsing the HTML again.
  */
 export function renderMarkdownInto(element: HTMLElement, text: string): void {
   // The HTML is the sanitizer's output, never the raw model text.
   element.innerHTML = purifier.sanitize(marked.parse(text) as string);
+}
+
+/**
+ * Renders completed top-level markdown blocks into one `markdown-block` element each, with the nodes
+ * `renderMarkdownInto` gives each block alone, for fewer parses: consecutive blocks without raw HTML
+ * share one sanitize and one HTML parse (marked's own markup is balanced, so each block parses to the
+ * same nodes inside its wrapper), and a block with raw HTML is rendered alone, so markup it leaves open
+ * cannot reach its neighbours. The elements are not in the page yet; code is highlighted, with copy buttons.
+ */
+export function renderMarkdownBlocks(texts: readonly string[]): HTMLElement[] {
+  const elements: HTMLElement[] = [];
+  let batch: string[] = [];
+  const flush = (): void => {
+    if (batch.length === 0) return;
+    const container = document.createElement('div');
+    // The HTML is the sanitizer's output, never the raw model text.
+    container.innerHTML = purifier.sanitize(batch.join(''));
+    const wrappers = [...container.children] as HTMLElement[];
+    batch = [];
+    elements.push(...wrappers);
+  };
+  for (const text of texts) {
+    const tokens = marked.lexer(text);
+    let raw = false;
+    // Synchronous: the callback returns nothing, so the array of its results is empty.
+    void marked.walkTokens(tokens, (token) => {
+      if (token.type === 'html') raw = true;
+    });
+    const html = marked.parser(tokens);
+    if (raw) {
+      flush();
+      const element = document.createElement('div');
+      element.className = 'markdown-block';
+      element.innerHTML = purifier.sanitize(html);
+      elements.push(element);
+    } else batch.push(`<div class="markdown-block">${html}</div>`);
+  }
+  flush();
+  for (const element of elements) {
+    highlightWithin(element);
+    addCopyButtons(element);
+  }
+  return elements;
 }
 
 /** Highlights the code blocks inside an element (highlight.js escapes what it writes). */

@@ -1,5 +1,5 @@
 import { MarkdownBlockSplitter } from './markdown-blocks.ts';
-import { addCopyButtons, highlightWithin, renderMarkdownInto } from './markdown.ts';
+import { addCopyButtons, highlightWithin, renderMarkdownBlocks, renderMarkdownInto } from './markdown.ts';
 
 // An open tail longer than this (a long code block still streaming) is shown as plain text, extended
 // by the new characters each frame, until its block completes: re-parsing it every frame would cost
@@ -9,10 +9,14 @@ const markdownTailLimit = 4_096;
 // for being on screen (`content-visibility: auto`) and lays out a list of groups, so a frame's layout
 // does not grow with every paragraph of a long answer.
 const groupSize = 16;
+// Completed blocks rendered together (one sanitize and one HTML parse for those without raw HTML):
+// each parse makes a document, which costs more than a paragraph's markup.
+const batchSize = 8;
 
 /**
  * Renders growing markdown into one element, block by block, for a cost per call of the text added
- * since the last call: each completed top-level block is parsed, sanitized and inserted once; the open
+ * since the last call: each completed top-level block is parsed, sanitized and inserted once (a few at a
+ * time, `renderMarkdownBlocks`); the open
  * tail is re-rendered while short and extended as plain text once long. `update` stops inserting
  * blocks once its time budget is spent and says so (the element is `aria-busy` until it catches up),
  * so the caller continues in the next frame.
@@ -53,20 +57,20 @@ export class StreamingMarkdown {
       this.#tailStart = -1;
     }
     const splitter = this.#splitter;
-    // At least one block per call, so a slow machine still makes progress.
+    // At least one batch per call, so a slow machine still makes progress.
     while (this.#rendered < splitter.blockCount) {
-      const block = document.createElement('div');
-      block.className = 'markdown-block';
-      renderMarkdownInto(block, splitter.block(this.#rendered));
-      highlightWithin(block);
-      addCopyButtons(block);
-      if (this.#rendered % groupSize === 0) {
-        this.#group = document.createElement('div');
-        this.#group.className = 'markdown-group';
-        this.#element.insertBefore(this.#group, this.#tail ?? null);
+      const texts: string[] = [];
+      const end = Math.min(splitter.blockCount, this.#rendered + batchSize);
+      for (let index = this.#rendered; index < end; index++) texts.push(splitter.block(index));
+      for (const block of renderMarkdownBlocks(texts)) {
+        if (this.#rendered % groupSize === 0) {
+          this.#group = document.createElement('div');
+          this.#group.className = 'markdown-group';
+          this.#element.insertBefore(this.#group, this.#tail ?? null);
+        }
+        this.#group!.append(block);
+        this.#rendered++;
       }
-      this.#group!.append(block);
-      this.#rendered++;
       if (this.#rendered < splitter.blockCount && performance.now() >= deadline) {
         // The tail would show text that now belongs to blocks not yet inserted: hide it until then.
         this.#showTail('', -1, complete);

@@ -1,4 +1,5 @@
 import { useLayoutEffect, useRef } from 'preact/hooks';
+import { frameDeadline } from '../frame-budget.ts';
 import { addCopyButtons, highlightWithin, renderMarkdown } from '../markdown.ts';
 import { StreamingMarkdown } from '../streaming-markdown.ts';
 
@@ -9,7 +10,8 @@ export function MarkdownView({ text }: { text: string }) {
 
 // Answers longer than this render block by block even when complete, as they did while streaming.
 const wholeParseLimit = 100_000;
-// How long one frame may spend inserting completed blocks; the rest waits for the next frame.
+// How long one frame may spend inserting completed blocks, shared by every render in the frame; the
+// rest waits for the next frame.
 const blockBudgetMs = 8;
 
 /**
@@ -27,22 +29,27 @@ function BlockMarkdownView({ text, complete }: { text: string; complete: boolean
   const view = useRef<StreamingMarkdown | undefined>(undefined);
   const latest = useRef({ text, complete });
   latest.current = { text, complete };
-  useLayoutEffect(() => {
-    if (element.current === null) return undefined;
+  // The frame that continues the blocks left over when a budget ran out, if one is waiting.
+  const frame = useRef<number | undefined>(undefined);
+  // Brings the blocks up to the latest text; what the budget leaves goes in during the next frames.
+  const render = (): void => {
+    frame.current = undefined;
+    if (element.current === null) return;
     const markdown = (view.current ??= new StreamingMarkdown(element.current));
-    let frame: number | undefined;
-    // Blocks left over when the budget ran out go in during the next frames, with the text by then.
-    const render = (): void => {
-      frame = undefined;
-      const { text: current, complete: done } = latest.current;
-      if (!markdown.update(current, performance.now() + blockBudgetMs, done))
-        frame = requestAnimationFrame(render);
-    };
-    render();
-    return () => {
-      if (frame !== undefined) cancelAnimationFrame(frame);
-    };
+    const { text: current, complete: done } = latest.current;
+    if (!markdown.update(current, frameDeadline(blockBudgetMs), done))
+      frame.current = requestAnimationFrame(render);
+  };
+  useLayoutEffect(() => {
+    // A waiting frame renders the latest text: rendering here too would spend two budgets in one frame.
+    if (frame.current === undefined) render();
   }, [text, complete]);
+  useLayoutEffect(
+    () => () => {
+      if (frame.current !== undefined) cancelAnimationFrame(frame.current);
+    },
+    [],
+  );
   // No children: the blocks in this element are `StreamingMarkdown`'s, inserted once each.
   return <div class="markdown markdown-growing" ref={element} />;
 }
