@@ -208,8 +208,13 @@ describe.skipIf(!hasChromium)('Web UI: what a new user hits (issue 23, items 10 
       const answer = page.getByTestId('assistant-message').last();
       expect((await answer.boundingBox())!.width).toBeGreaterThan(330);
       const sidebar = page.locator('nav.sidebar');
-      const hidden = (await sidebar.boundingBox())!;
-      expect(hidden.x + hidden.width).toBeLessThanOrEqual(0);
+      // The sidebar slides out (a 0.15 s transform transition from the desktop layout): wait for its end.
+      await expect
+        .poll(async () => {
+          const hidden = (await sidebar.boundingBox())!;
+          return hidden.x + hidden.width;
+        })
+        .toBeLessThanOrEqual(0);
       await shot(page, 'phone-transcript');
       await page.getByTestId('toggle-sidebar').click();
       await expect.poll(async () => (await sidebar.boundingBox())!.x).toBe(0);
