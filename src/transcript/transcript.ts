@@ -13,7 +13,14 @@ import { compactionItem, recordCompaction } from './compaction-item.ts';
 import type { TranscriptCarry } from './transcript-carry.ts';
 import { TranscriptPageError, openItemsOf, restoreOpenItems } from './transcript-carry.ts';
 import type { TranscriptPricing } from './transcript-parts.ts';
-import { childSessionOf, describeCancelCause, imagesOf, textOf } from './transcript-parts.ts';
+import { describeCancelCause, imagesOf, textOf } from './transcript-parts.ts';
+import {
+  recordApprovalDecision,
+  recordApprovalRequest,
+  recordProgress,
+  recordResult,
+  toolCard,
+} from './tool-card.ts';
 import type { TranscriptCost } from './turn-usage-ledger.ts';
 import { TurnUsageLedger } from './turn-usage-ledger.ts';
 
@@ -242,38 +249,25 @@ export class Transcript {
         break;
       case 'tool/approval-requested': {
         const card = this.#tools.get(event.data.callId);
-        this.activity = { kind: 'approval', name: event.data.name };
-        if (card === undefined) break;
-        card.state = 'awaiting-approval';
-        card.approval = {
-          requestId: event.data.requestId,
-          ...(event.data.reason !== undefined ? { reason: event.data.reason } : {}),
-        };
+        if (card === undefined) {
+          this.activity = { kind: 'approval', name: event.data.name };
+          break;
+        }
+        this.activity = recordApprovalRequest(card, event);
         this.#touch(card);
         break;
       }
       case 'tool/approval-decided': {
         const card = this.#tools.get(event.data.callId);
         if (card?.approval === undefined) break;
-        card.approval.decision = event.data.decision;
-        if (event.data.reason !== undefined) card.approval.decisionReason = event.data.reason;
-        if (card.state === 'awaiting-approval') card.state = 'running';
-        this.activity =
-          event.data.decision === 'deny' || event.data.decision === 'deny-session'
-            ? { kind: 'waiting' }
-            : { kind: 'tool', name: card.name };
+        this.activity = recordApprovalDecision(card, card.approval, event);
         this.#touch(card);
         break;
       }
       case 'tool/progress': {
         const card = this.#tools.get(event.data.callId);
         if (card === undefined || card.result !== undefined) break;
-        card.progress = {
-          progress: event.data.progress,
-          ...(event.data.total !== undefined ? { total: event.data.total } : {}),
-          ...(event.data.message !== undefined ? { message: event.data.message } : {}),
-        };
-        this.activity = { kind: 'tool', name: card.name, progress: card.progress };
+        this.activity = recordProgress(card, event);
         this.#touch(card);
         break;
       }
@@ -448,17 +442,7 @@ export class Transcript {
     step: number,
     state: ToolCard['state'],
   ): ToolCard {
-    const card: ToolCard = {
-      kind: 'tool',
-      key: `k${seq}:${callId}`,
-      seq,
-      callId,
-      name,
-      arguments: args,
-      turn,
-      step,
-      state,
-    };
+    const card = toolCard(seq, callId, name, args, turn, step, state);
     this.#tools.set(callId, card);
     let unsettled = this.#unsettled.get(turn);
     if (unsettled === undefined) this.#unsettled.set(turn, (unsettled = new Set()));
@@ -493,18 +477,8 @@ export class Transcript {
         event.data.step,
         'running',
       );
-    const isError = block.isError === true;
-    card.result = {
-      text: block.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n'),
-      content: block.content,
-      isError,
-      ...(event.data.error !== undefined ? { code: event.data.error.code } : {}),
-      ...(event.data.meta !== undefined ? { meta: event.data.meta } : {}),
-    };
+    recordResult(card, block, event);
     this.#unsettled.get(card.turn)?.delete(card);
-    const child = childSessionOf(event.data.meta);
-    if (child !== undefined) card.childSessionId = child;
-    card.state = isError ? 'failed' : 'done';
     this.activity = { kind: 'waiting' };
     this.#touch(card);
   }
