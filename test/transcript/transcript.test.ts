@@ -4,6 +4,8 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { AnySessionEvent, ContentBlock, DurableEvent, GoalViewState } from '../../src/internal.ts';
 import {
   MemorySessionStore,
+  createAssistantMessage,
+  createToolResultMessage,
   ScriptedProvider,
   Transcript,
   createHarness,
@@ -178,5 +180,84 @@ describe('the transcript fold', () => {
     const inputs = Object.keys(result.metafile.inputs);
     expect(inputs.filter((input) => input !== '<stdin>' && !input.startsWith('src/'))).toEqual([]);
     expect(inputs).toContain(join('src', 'transcript', 'transcript.ts').split('\\').join('/'));
+  });
+});
+
+describe('a tool card through approval, progress and result', () => {
+  it('shows each record on the card and in the activity, and settles the card with its result', () => {
+    const source = { kind: 'model' as const, provider: 'scripted', model: 'm' };
+    const call = { type: 'tool-call' as const, id: 'call-1', name: 'write_file', arguments: '{"path":"a"}' };
+    const data: [string, unknown][] = [
+      ['turn/start', { turn: 1 }],
+      ['step/start', { turn: 1, step: 1 }],
+      ['assistant/message', { turn: 1, step: 1, message: createAssistantMessage([call], source) }],
+      [
+        'tool/approval-requested',
+        {
+          requestId: 'r1',
+          turn: 1,
+          step: 1,
+          callId: 'call-1',
+          name: 'write_file',
+          arguments: call.arguments,
+          reason: 'writes a file',
+        },
+      ],
+      ['tool/approval-decided', { requestId: 'r1', callId: 'call-1', decision: 'allow', reason: 'fine' }],
+      ['tool/call', { turn: 1, step: 1, callId: 'call-1', name: 'write_file', arguments: call.arguments }],
+      ['tool/progress', { turn: 1, step: 1, callId: 'call-1', progress: 1, total: 2, message: 'half' }],
+      [
+        'tool/result',
+        {
+          turn: 1,
+          step: 1,
+          message: createToolResultMessage('call-1', [{ type: 'text', text: 'written' }], false),
+          meta: { childSessionId: 'child-7' },
+        },
+      ],
+    ];
+    const events = data.map(([type, eventData], seq) => ({ type, seq, time: 1_000 + seq, data: eventData }));
+    const transcript = new Transcript();
+    const activities: unknown[] = [];
+    const states: unknown[] = [];
+    for (const event of events) {
+      transcript.apply(event);
+      activities.push(transcript.activity);
+      states.push(transcript.toolCard('call-1')?.state);
+    }
+    expect(states).toEqual([
+      undefined,
+      undefined,
+      'requested',
+      'awaiting-approval',
+      'running',
+      'running',
+      'running',
+      'done',
+    ]);
+    expect(activities.slice(3)).toEqual([
+      { kind: 'approval', name: 'write_file' },
+      { kind: 'tool', name: 'write_file' },
+      { kind: 'tool', name: 'write_file' },
+      { kind: 'tool', name: 'write_file', progress: { progress: 1, total: 2, message: 'half' } },
+      { kind: 'waiting' },
+    ]);
+    expect(transcript.toolCard('call-1')).toMatchObject({
+      approval: { requestId: 'r1', reason: 'writes a file', decision: 'allow', decisionReason: 'fine' },
+      progress: { progress: 1, total: 2, message: 'half' },
+      result: { text: 'written', isError: false, meta: { childSessionId: 'child-7' } },
+      childSessionId: 'child-7',
+    });
+    // A denial leaves the card waiting for its result and the agent waiting for the model.
+    const denied = new Transcript();
+    for (const event of events.slice(0, 4)) denied.apply(event);
+    denied.apply({
+      type: 'tool/approval-decided',
+      seq: 4,
+      time: 1_004,
+      data: { requestId: 'r1', callId: 'call-1', decision: 'deny' },
+    });
+    expect(denied.activity).toEqual({ kind: 'waiting' });
+    expect(denied.toolCard('call-1')).toMatchObject({ state: 'running', approval: { decision: 'deny' } });
   });
 });
