@@ -157,6 +157,29 @@ export function adapterConformance(target: ConformanceTarget): void {
       ]);
     });
 
+    it('yields the same chunks however the network splits the stream', async () => {
+      const reply: FakeReply = {
+        ...target.reasoningReply,
+        text: ['Reading ', 'the ', 'file.'],
+        usage: target.usage.wire,
+      };
+      const ways: FakeReply[] = [reply, { ...reply, pieceBytes: 0 }, { ...reply, pieceBytes: 7 }];
+      const { adapter } = await start(ways);
+      const results: StreamChunk[][] = [];
+      for (let way = 0; way < ways.length; way++) {
+        results.push((await collect(adapter, requestFor(target))).chunks);
+      }
+      expect(results[0]!.filter((chunk) => chunk.type === 'text-delta').map((chunk) => chunk.text)).toEqual([
+        'Reading ',
+        'the ',
+        'file.',
+      ]);
+      expect(results[0]!.at(-1)?.type).toBe('finish');
+      // Event by event (one write each), all in one read, and split mid-event into 7-byte reads.
+      expect(results[1]).toEqual(results[0]);
+      expect(results[2]).toEqual(results[0]);
+    });
+
     it('reports usage before the finish', async () => {
       const { adapter } = await start([{ text: 'hi', usage: target.usage.wire }]);
       const { chunks, response } = await collect(adapter, requestFor(target));

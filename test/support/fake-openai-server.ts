@@ -54,6 +54,12 @@ export interface FakeReply {
   delayMs?: number;
   /** OpenAI: leave out the `data: [DONE]` terminator. */
   omitDone?: boolean;
+  /**
+   * Writes the whole rendered stream in pieces of this many bytes, each after the previous one was
+   * flushed and a timer tick passed, so events arrive split across the client's reads; 0 writes it all
+   * at once. Unset: one write per event.
+   */
+  pieceBytes?: number;
 }
 
 /** One request the fake server received. */
@@ -158,6 +164,17 @@ export async function startFakeVendorServer(
       return;
     }
     const frames = reply.fixture !== undefined ? fixtureFrames(reply.fixture) : render(reply, body);
+    if (reply.pieceBytes !== undefined) {
+      const whole = Buffer.from(frames.join(''), 'utf8');
+      const size = reply.pieceBytes > 0 ? reply.pieceBytes : whole.length;
+      for (let offset = 0; offset < whole.length; offset += size) {
+        if (response.destroyed) return;
+        await new Promise((resolve) => response.write(whole.subarray(offset, offset + size), resolve));
+        if (size < whole.length) await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      response.end();
+      return;
+    }
     let flushed: Promise<unknown> = Promise.resolve();
     for (let index = 0; index < frames.length; index++) {
       if (reply.cutAfterEvents === index) {

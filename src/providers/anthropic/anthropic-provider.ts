@@ -7,7 +7,7 @@ import type {
   StreamChunk,
 } from '../../llm/index.ts';
 import { LlmError } from '../../llm/index.ts';
-import { defaultIdleTimeoutMs, streamServerSentEvents, validBaseUrl } from '../http/index.ts';
+import { defaultIdleTimeoutMs, streamServerSentEventBatches, validBaseUrl } from '../http/index.ts';
 import { lookupModel } from '../catalog/index.ts';
 import type { AnthropicThinking } from './anthropic-request.ts';
 import { buildMessagesBody } from './anthropic-request.ts';
@@ -102,7 +102,7 @@ export class AnthropicProvider implements LlmAdapter {
     };
     if (this.#options.apiKey !== undefined && this.#options.apiKey !== '')
       headers['x-api-key'] = this.#options.apiKey;
-    const events = streamServerSentEvents({
+    const batches = streamServerSentEventBatches({
       provider: this.provider,
       url: `${this.baseUrl}/v1/messages`,
       headers,
@@ -117,7 +117,7 @@ export class AnthropicProvider implements LlmAdapter {
       idleTimeoutMs: this.#options.idleTimeoutMs ?? defaultIdleTimeoutMs,
       fetch: this.#options.fetch,
     });
-    return translateMessagesStream(events, this.provider);
+    return translateMessagesStream(batches, this.provider);
   }
 
   /** Resolves `max_tokens` and the thinking of a call as its model takes them; throws a typed error for impossible ones. */

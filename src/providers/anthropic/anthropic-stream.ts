@@ -48,13 +48,13 @@ type WireEvent = {
 };
 
 /**
- * Translates Messages API stream events into the stream vocabulary: text, thinking (with its signature)
+ * Translates Messages API stream events (in batches, as `streamServerSentEventBatches` reads them) into the stream vocabulary: text, thinking (with its signature)
  * and redacted thinking as reasoning blocks, tool_use as tool calls with the raw streamed JSON, usage with
  * cache reads and writes, and `stop_reason` as the finish. An `error` event or a malformed one becomes a
  * typed LlmError; a stream that ends before `message_stop` is a `TRANSPORT` failure.
  */
 export async function* translateMessagesStream(
-  events: AsyncIterable<ServerSentEvent>,
+  batches: AsyncIterable<readonly ServerSentEvent[]>,
   provider: string,
 ): AsyncGenerator<StreamChunk, void, undefined> {
   const blocks = new Map<number, OpenBlock>();
@@ -79,107 +79,109 @@ export async function* translateMessagesStream(
       usage.cacheWrite = wire.cache_creation_input_tokens;
   };
 
-  for await (const event of events) {
-    const payload = parseStreamEventJson<WireEvent>(event.data, provider);
-    const type = typeof payload.type === 'string' ? payload.type : event.event;
-    switch (type) {
-      case 'ping':
-        break;
-      case 'error':
-        throw new LlmError(failureFromStreamError(provider, payload));
-      case 'message_start':
-        started = true;
-        applyUsage(payload.message?.usage);
-        break;
-      case 'content_block_start': {
-        const index = indexOf(payload, provider);
-        const start = payload.content_block ?? {};
-        const kind = start.type;
-        if (kind !== 'text' && kind !== 'thinking' && kind !== 'redacted_thinking' && kind !== 'tool_use') {
-          // Server-side tool blocks and future block types are not part of the model-visible reply.
+  for await (const batch of batches) {
+    for (const event of batch) {
+      const payload = parseStreamEventJson<WireEvent>(event.data, provider);
+      const type = typeof payload.type === 'string' ? payload.type : event.event;
+      switch (type) {
+        case 'ping':
+          break;
+        case 'error':
+          throw new LlmError(failureFromStreamError(provider, payload));
+        case 'message_start':
+          started = true;
+          applyUsage(payload.message?.usage);
+          break;
+        case 'content_block_start': {
+          const index = indexOf(payload, provider);
+          const start = payload.content_block ?? {};
+          const kind = start.type;
+          if (kind !== 'text' && kind !== 'thinking' && kind !== 'redacted_thinking' && kind !== 'tool_use') {
+            // Server-side tool blocks and future block types are not part of the model-visible reply.
+            break;
+          }
+          const block: OpenBlock = {
+            index,
+            kind,
+            text:
+              typeof start.text === 'string'
+                ? start.text
+                : typeof start.thinking === 'string'
+                  ? start.thinking
+                  : '',
+            signature:
+              typeof start.signature === 'string' && start.signature !== '' ? start.signature : undefined,
+            data: typeof start.data === 'string' ? start.data : '',
+            id: typeof start.id === 'string' ? start.id : '',
+            name: typeof start.name === 'string' ? start.name : '',
+            closed: false,
+          };
+          blocks.set(index, block);
+          yield {
+            type: 'block-start',
+            index,
+            blockType: kind === 'tool_use' ? 'tool-call' : kind === 'text' ? 'text' : 'reasoning',
+          };
+          if (block.kind === 'tool_use') {
+            yield { type: 'tool-call-delta', index, id: block.id, name: block.name, argumentsDelta: '' };
+          } else if (block.text !== '') {
+            yield block.kind === 'text'
+              ? { type: 'text-delta', index, text: block.text }
+              : { type: 'reasoning-delta', index, text: block.text };
+          }
           break;
         }
-        const block: OpenBlock = {
-          index,
-          kind,
-          text:
-            typeof start.text === 'string'
-              ? start.text
-              : typeof start.thinking === 'string'
-                ? start.thinking
-                : '',
-          signature:
-            typeof start.signature === 'string' && start.signature !== '' ? start.signature : undefined,
-          data: typeof start.data === 'string' ? start.data : '',
-          id: typeof start.id === 'string' ? start.id : '',
-          name: typeof start.name === 'string' ? start.name : '',
-          closed: false,
-        };
-        blocks.set(index, block);
-        yield {
-          type: 'block-start',
-          index,
-          blockType: kind === 'tool_use' ? 'tool-call' : kind === 'text' ? 'text' : 'reasoning',
-        };
-        if (block.kind === 'tool_use') {
-          yield { type: 'tool-call-delta', index, id: block.id, name: block.name, argumentsDelta: '' };
-        } else if (block.text !== '') {
-          yield block.kind === 'text'
-            ? { type: 'text-delta', index, text: block.text }
-            : { type: 'reasoning-delta', index, text: block.text };
+        case 'content_block_delta': {
+          const block = blocks.get(indexOf(payload, provider));
+          const delta = payload.delta ?? {};
+          if (block === undefined || block.closed) break;
+          if (delta.type === 'text_delta' && typeof delta.text === 'string') {
+            block.text += delta.text;
+            yield { type: 'text-delta', index: block.index, text: delta.text };
+          } else if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string') {
+            block.text += delta.thinking;
+            yield { type: 'reasoning-delta', index: block.index, text: delta.thinking };
+          } else if (delta.type === 'signature_delta' && typeof delta.signature === 'string') {
+            block.signature = (block.signature ?? '') + delta.signature;
+          } else if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
+            block.text += delta.partial_json;
+            yield {
+              type: 'tool-call-delta',
+              index: block.index,
+              id: block.id,
+              name: block.name,
+              argumentsDelta: delta.partial_json,
+            };
+          }
+          break;
         }
-        break;
-      }
-      case 'content_block_delta': {
-        const block = blocks.get(indexOf(payload, provider));
-        const delta = payload.delta ?? {};
-        if (block === undefined || block.closed) break;
-        if (delta.type === 'text_delta' && typeof delta.text === 'string') {
-          block.text += delta.text;
-          yield { type: 'text-delta', index: block.index, text: delta.text };
-        } else if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string') {
-          block.text += delta.thinking;
-          yield { type: 'reasoning-delta', index: block.index, text: delta.thinking };
-        } else if (delta.type === 'signature_delta' && typeof delta.signature === 'string') {
-          block.signature = (block.signature ?? '') + delta.signature;
-        } else if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
-          block.text += delta.partial_json;
-          yield {
-            type: 'tool-call-delta',
-            index: block.index,
-            id: block.id,
-            name: block.name,
-            argumentsDelta: delta.partial_json,
-          };
-        }
-        break;
-      }
-      case 'content_block_stop': {
-        const block = blocks.get(indexOf(payload, provider));
-        if (block === undefined || block.closed) break;
-        block.closed = true;
-        yield { type: 'block-end', index: block.index, block: finalBlock(block) };
-        break;
-      }
-      case 'message_delta':
-        if (typeof payload.delta?.stop_reason === 'string') stopReason = payload.delta.stop_reason;
-        if (isRecord(payload.delta?.stop_details)) stopDetails = payload.delta.stop_details;
-        applyUsage(payload.usage);
-        break;
-      case 'message_stop': {
-        for (const block of blocks.values()) {
-          if (block.closed) continue;
+        case 'content_block_stop': {
+          const block = blocks.get(indexOf(payload, provider));
+          if (block === undefined || block.closed) break;
           block.closed = true;
           yield { type: 'block-end', index: block.index, block: finalBlock(block) };
+          break;
         }
-        if (sawUsage) yield { type: 'usage', usage: toUsage(usage) };
-        yield { type: 'finish', reason: finishOf(stopReason, stopDetails, [...blocks.values()], provider) };
-        return;
+        case 'message_delta':
+          if (typeof payload.delta?.stop_reason === 'string') stopReason = payload.delta.stop_reason;
+          if (isRecord(payload.delta?.stop_details)) stopDetails = payload.delta.stop_details;
+          applyUsage(payload.usage);
+          break;
+        case 'message_stop': {
+          for (const block of blocks.values()) {
+            if (block.closed) continue;
+            block.closed = true;
+            yield { type: 'block-end', index: block.index, block: finalBlock(block) };
+          }
+          if (sawUsage) yield { type: 'usage', usage: toUsage(usage) };
+          yield { type: 'finish', reason: finishOf(stopReason, stopDetails, [...blocks.values()], provider) };
+          return;
+        }
+        default:
+          if (!started) throw malformedStream(provider, `unexpected first event '${String(type)}'`);
+          // Event types added by the vendor later are ignored, as its versioning policy asks of clients.
+          break;
       }
-      default:
-        if (!started) throw malformedStream(provider, `unexpected first event '${String(type)}'`);
-        // Event types added by the vendor later are ignored, as its versioning policy asks of clients.
-        break;
     }
   }
   throw new LlmError({

@@ -31,14 +31,16 @@ class IdleTimeout extends Error {
 }
 
 /**
- * POSTs a JSON body and yields the server-sent events of the response, parsed by `eventsource-parser`.
- * Non-success statuses become canonical LlmErrors (with Retry-After and request id); connection
- * failures `TRANSPORT`; silence past the idle timeout `TIMEOUT`; the caller's abort `ABORTED`. Leaving
- * the iteration early, for any reason, aborts the HTTP request so the connection is released.
+ * POSTs a JSON body and yields the server-sent events of the response, parsed by `eventsource-parser`,
+ * in batches: the events completed by one read of the network, in order (never an empty batch), so a
+ * consumer pays one asynchronous hand-over per read rather than per event. Non-success statuses become
+ * canonical LlmErrors (with Retry-After and request id); connection failures `TRANSPORT`; silence past
+ * the idle timeout `TIMEOUT`; the caller's abort `ABORTED`. Leaving the iteration early, for any
+ * reason, aborts the HTTP request so the connection is released.
  */
-export async function* streamServerSentEvents(
+export async function* streamServerSentEventBatches(
   request: EventStreamRequest,
-): AsyncGenerator<ServerSentEvent, void, undefined> {
+): AsyncGenerator<readonly ServerSentEvent[], void, undefined> {
   const { provider, signal, idleTimeoutMs } = request;
   if (signal.aborted) throw abortedError();
   const controller = new AbortController();
@@ -121,8 +123,9 @@ async function* readEvents(
   provider: string,
   timer: { arm: () => void; disarm: () => void },
   translate: (error: unknown) => LlmError,
-): AsyncGenerator<ServerSentEvent, void, undefined> {
-  const events: ServerSentEvent[] = [];
+): AsyncGenerator<readonly ServerSentEvent[], void, undefined> {
+  // The events of the current read; handed over whole and replaced, never emptied in place.
+  let events: ServerSentEvent[] = [];
   let parseFailure: LlmError | undefined;
   let dispatched = 0;
   // The first line the spec says to ignore, kept to tell "not an event stream at all" from vendor extras.
@@ -171,7 +174,11 @@ async function* readEvents(
         parser.feed(text);
       }
       if (parseFailure !== undefined) throw parseFailure;
-      while (events.length > 0) yield events.shift()!;
+      if (events.length > 0) {
+        const batch = events;
+        events = [];
+        yield batch;
+      }
       if (read.done) {
         if (dispatched === 0 && ignoredLine !== undefined) {
           throw new LlmError({

@@ -7,7 +7,7 @@ import type {
   StreamChunk,
 } from '../../llm/index.ts';
 import { LlmError } from '../../llm/index.ts';
-import { defaultIdleTimeoutMs, streamServerSentEvents, validBaseUrl } from '../http/index.ts';
+import { defaultIdleTimeoutMs, streamServerSentEventBatches, validBaseUrl } from '../http/index.ts';
 import { lookupModel } from '../catalog/index.ts';
 import { buildChatCompletionsBody } from './openai-request.ts';
 import type { OpenAIRequestStyle } from './openai-request.ts';
@@ -134,7 +134,7 @@ export class OpenAICompatibleProvider implements LlmAdapter {
     if (this.#options.apiKey !== undefined && this.#options.apiKey !== '') {
       headers.authorization = `Bearer ${this.#options.apiKey}`;
     }
-    const events = streamServerSentEvents({
+    const batches = streamServerSentEventBatches({
       provider: this.provider,
       url: `${this.baseUrl}/chat/completions`,
       headers,
@@ -146,6 +146,6 @@ export class OpenAICompatibleProvider implements LlmAdapter {
       idleTimeoutMs: this.#options.idleTimeoutMs ?? defaultIdleTimeoutMs,
       fetch: this.#options.fetch,
     });
-    return translateChatCompletionsStream(events, this.provider);
+    return translateChatCompletionsStream(batches, this.provider);
   }
 }

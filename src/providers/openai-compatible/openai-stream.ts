@@ -60,13 +60,13 @@ function count(value: unknown): number {
 }
 
 /**
- * Translates Chat Completions stream events into the stream vocabulary: text and `reasoning_content`
- * blocks, tool-call deltas assembled per call index with raw string arguments, usage, and a finish
- * mapped from `finish_reason`. A malformed event, a mid-stream error object, or a stream that ends
- * without a finish becomes a typed LlmError.
+ * Translates Chat Completions stream events (in batches, as `streamServerSentEventBatches` reads them)
+ * into the stream vocabulary: text and `reasoning_content` blocks, tool-call deltas assembled per call
+ * index with raw string arguments, usage, and a finish mapped from `finish_reason`. A malformed event, a
+ * mid-stream error object, or a stream that ends without a finish becomes a typed LlmError.
  */
 export async function* translateChatCompletionsStream(
-  events: AsyncIterable<ServerSentEvent>,
+  batches: AsyncIterable<readonly ServerSentEvent[]>,
   provider: string,
 ): AsyncGenerator<StreamChunk, void, undefined> {
   const blocks: OpenBlock[] = [];
@@ -83,80 +83,86 @@ export async function* translateChatCompletionsStream(
     return { block, chunk: { type: 'block-start', index: block.index, blockType: kind } };
   };
 
-  for await (const event of events) {
-    if (event.data.trim() === '[DONE]') {
-      done = true;
-      break;
-    }
-    const payload = parseStreamEventJson<WireChunk>(event.data, provider);
-    if (payload.error !== undefined && payload.error !== null) {
-      throw new LlmError(failureFromStreamError(provider, payload));
-    }
-    if (payload.usage !== undefined && payload.usage !== null) usage = toTokenUsage(payload.usage);
-    const choices = payload.choices;
-    if (choices === undefined || choices === null) {
-      if (payload.usage === undefined)
-        throw malformedStream(provider, 'an event has neither choices nor usage');
-      continue;
-    }
-    if (!Array.isArray(choices)) throw malformedStream(provider, '`choices` is not an array');
-    if (choices.length === 0) continue;
-    const choice = choices[0] as { delta?: WireDelta | null; finish_reason?: string | null } | null;
-    if (!isObject(choice)) throw malformedStream(provider, 'a choice is not an object');
-    const delta = choice.delta ?? {};
-    if (!isObject(delta)) throw malformedStream(provider, '`delta` is not an object');
-    const toolCalls = delta.tool_calls ?? [];
-    if (!Array.isArray(toolCalls)) throw malformedStream(provider, '`tool_calls` is not an array');
-    for (const [kind, text] of [
-      ['reasoning', delta.reasoning_content],
-      ['text', delta.content],
-    ] as const) {
-      if (typeof text !== 'string' || text === '') continue;
-      if (current?.kind !== kind) {
-        const opened = open(kind);
-        current = opened.block;
-        yield opened.chunk;
+  reading: for await (const batch of batches) {
+    for (const event of batch) {
+      if (event.data === '[DONE]' || event.data.trim() === '[DONE]') {
+        done = true;
+        break reading;
       }
-      current.text += text;
-      yield kind === 'text'
-        ? { type: 'text-delta', index: current.index, text }
-        : { type: 'reasoning-delta', index: current.index, text };
-    }
-    for (const call of toolCalls as unknown[]) {
-      if (
-        !isObject(call) ||
-        (call.function !== undefined && call.function !== null && !isObject(call.function))
-      ) {
-        throw malformedStream(provider, 'a tool call delta is not an object');
+      const payload = parseStreamEventJson<WireChunk>(event.data, provider);
+      if (payload.error !== undefined && payload.error !== null) {
+        throw new LlmError(failureFromStreamError(provider, payload));
       }
-      const position = typeof call.index === 'number' ? call.index : toolBlocks.size;
-      let block = toolBlocks.get(position);
-      if (block === undefined) {
-        const opened = open('tool-call');
-        block = opened.block;
-        toolBlocks.set(position, block);
-        yield opened.chunk;
+      if (payload.usage !== undefined && payload.usage !== null) usage = toTokenUsage(payload.usage);
+      const choices = payload.choices;
+      if (choices === undefined || choices === null) {
+        if (payload.usage === undefined)
+          throw malformedStream(provider, 'an event has neither choices nor usage');
+        continue;
       }
-      current = block;
-      if (typeof call.id === 'string' && call.id !== '' && block.id === '') block.id = call.id;
-      const name = call.function?.name;
-      if (typeof name === 'string' && name !== '' && block.name === '') block.name = name;
-      const fragment: unknown = call.function?.arguments;
-      // A few servers send the arguments as an object rather than JSON text.
-      const argumentsDelta =
-        typeof fragment === 'string' ? fragment : isObject(fragment) ? JSON.stringify(fragment) : '';
-      block.text += argumentsDelta;
-      const chunk: StreamChunk = {
-        type: 'tool-call-delta',
-        index: block.index,
-        id: block.id,
-        argumentsDelta,
-      };
-      if (block.name !== '') chunk.name = block.name;
-      yield chunk;
+      if (!Array.isArray(choices)) throw malformedStream(provider, '`choices` is not an array');
+      if (choices.length === 0) continue;
+      const choice = choices[0] as { delta?: WireDelta | null; finish_reason?: string | null } | null;
+      if (!isObject(choice)) throw malformedStream(provider, 'a choice is not an object');
+      const delta = choice.delta ?? {};
+      if (!isObject(delta)) throw malformedStream(provider, '`delta` is not an object');
+      const toolCalls = delta.tool_calls;
+      if (toolCalls !== undefined && toolCalls !== null && !Array.isArray(toolCalls))
+        throw malformedStream(provider, '`tool_calls` is not an array');
+      // Reasoning first, then text: an event carrying both continues the reasoning block, then opens
+      // (or continues) the text block. Two passes rather than a list of pairs, which every event built.
+      for (let pass = 0; pass < 2; pass++) {
+        const kind = pass === 0 ? 'reasoning' : 'text';
+        const text = pass === 0 ? delta.reasoning_content : delta.content;
+        if (typeof text !== 'string' || text === '') continue;
+        if (current?.kind !== kind) {
+          const opened = open(kind);
+          current = opened.block;
+          yield opened.chunk;
+        }
+        current.text += text;
+        yield kind === 'text'
+          ? { type: 'text-delta', index: current.index, text }
+          : { type: 'reasoning-delta', index: current.index, text };
+      }
+      if (toolCalls !== undefined && toolCalls !== null) {
+        for (const call of toolCalls as unknown[]) {
+          if (
+            !isObject(call) ||
+            (call.function !== undefined && call.function !== null && !isObject(call.function))
+          ) {
+            throw malformedStream(provider, 'a tool call delta is not an object');
+          }
+          const position = typeof call.index === 'number' ? call.index : toolBlocks.size;
+          let block = toolBlocks.get(position);
+          if (block === undefined) {
+            const opened = open('tool-call');
+            block = opened.block;
+            toolBlocks.set(position, block);
+            yield opened.chunk;
+          }
+          current = block;
+          if (typeof call.id === 'string' && call.id !== '' && block.id === '') block.id = call.id;
+          const name = call.function?.name;
+          if (typeof name === 'string' && name !== '' && block.name === '') block.name = name;
+          const fragment: unknown = call.function?.arguments;
+          // A few servers send the arguments as an object rather than JSON text.
+          const argumentsDelta =
+            typeof fragment === 'string' ? fragment : isObject(fragment) ? JSON.stringify(fragment) : '';
+          block.text += argumentsDelta;
+          const chunk: StreamChunk = {
+            type: 'tool-call-delta',
+            index: block.index,
+            id: block.id,
+            argumentsDelta,
+          };
+          if (block.name !== '') chunk.name = block.name;
+          yield chunk;
+        }
+      }
+      if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '')
+        finishReason = choice.finish_reason;
     }
-    if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '')
-      finishReason = choice.finish_reason;
   }
 
   if (!done && finishReason === undefined) {
