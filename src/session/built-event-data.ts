@@ -1,5 +1,5 @@
 import type { StreamChunk, ToolCallBlock } from '../llm/index.ts';
-import { LosslessJsonError, snapshotAt } from '../llm/index.ts';
+import { LosslessJsonError, snapshotChunk } from '../llm/index.ts';
 import { SessionError } from './session-error.ts';
 import type { SessionEventMap } from './session-event.ts';
 
@@ -25,7 +25,7 @@ export function chunkData(
 ): SessionEventMap['assistant/chunk'] {
   let copy: StreamChunk;
   try {
-    copy = snapshotAt(chunk, 'assistant/chunk', '.data.chunk', 'none');
+    copy = snapshotChunk(chunk, 'assistant/chunk', '.data.chunk');
   } catch (error) {
     if (error instanceof LosslessJsonError)
       throw new SessionError('INVALID_JSON_DATA', error.message, { cause: error });
