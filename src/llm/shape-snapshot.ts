@@ -1,6 +1,6 @@
 import { snapshotAt } from './lossless-json.ts';
 import type { ContentBlock } from './message.ts';
-import type { StreamChunk } from './stream-chunk.ts';
+import type { StreamChunk, TokenUsage } from './stream-chunk.ts';
 
 // Typed snapshots of the shapes a step carries most: each checks that a value is a plain, unfrozen object
 // whose enumerable keys are exactly the expected ones in the expected order, with valid primitive members,
@@ -33,6 +33,23 @@ export function blocksLiteral(blocks: readonly ContentBlock[]): readonly Content
     out[index] = block;
   }
   return Object.freeze(out);
+}
+
+/**
+ * Snapshots token usage as `snapshotAt(usage, prefix, suffix, 'none')` does (same result, same errors),
+ * through a literal for the usual `{ inputTokens, outputTokens }`.
+ */
+export function snapshotUsage(usage: TokenUsage, prefix: string, suffix: string): TokenUsage {
+  return usageLiteral(usage) ?? snapshotAt(usage, prefix, suffix, 'none');
+}
+
+function usageLiteral(usage: unknown): TokenUsage | undefined {
+  if (!isPlainRecord(usage) || !keysAre(usage, 'inputTokens', 'outputTokens')) return undefined;
+  const counts = usage as Partial<Record<string, unknown>>;
+  const inputTokens = counts.inputTokens;
+  const outputTokens = counts.outputTokens;
+  if (!isCount(inputTokens) || !isCount(outputTokens)) return undefined;
+  return Object.freeze({ inputTokens, outputTokens });
 }
 
 function chunkLiteral(chunk: StreamChunk): StreamChunk | undefined {
@@ -87,13 +104,8 @@ function chunkLiteral(chunk: StreamChunk): StreamChunk | undefined {
     }
     case 'usage': {
       if (!keysAre(chunk, 'type', 'usage')) return undefined;
-      const usage = record.usage;
-      if (!isPlainRecord(usage) || !keysAre(usage, 'inputTokens', 'outputTokens')) return undefined;
-      const counts = usage as Partial<Record<string, unknown>>;
-      const inputTokens = counts.inputTokens;
-      const outputTokens = counts.outputTokens;
-      if (!isCount(inputTokens) || !isCount(outputTokens)) return undefined;
-      return Object.freeze({ type, usage: Object.freeze({ inputTokens, outputTokens }) });
+      const usage = usageLiteral(record.usage);
+      return usage === undefined ? undefined : Object.freeze({ type, usage });
     }
     case 'finish': {
       if (!keysAre(chunk, 'type', 'reason')) return undefined;

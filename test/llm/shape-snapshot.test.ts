@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { ContentBlock, StreamChunk } from '../../src/internal.ts';
+import type { ContentBlock, StreamChunk, TokenUsage } from '../../src/internal.ts';
 import {
   LosslessJsonError,
+  SessionError,
+  assistantMessageData,
+  toolResultData,
   createAssistantMessage,
   createToolResultMessage,
   isJsonSnapshot,
@@ -184,5 +187,53 @@ describe('typed snapshots of messages', () => {
     expect(() => createAssistantMessage(badId, source, 'id')).toThrow(
       'not lossless JSON at $.content[0].arguments: non-finite number',
     );
+  });
+});
+
+describe('typed data of the message events', () => {
+  const source = snapshotJson({ kind: 'model' as const, provider: 'p', model: 'm' });
+  const message = createAssistantMessage([{ type: 'text', text: 'hi' }], source, 'id-3');
+  const usages: unknown[] = [
+    undefined,
+    { inputTokens: 3, outputTokens: 4 },
+    { inputTokens: 3, outputTokens: 4, cacheReadTokens: 1, reasoningTokens: 2 },
+    { outputTokens: 4, inputTokens: 3 },
+    { inputTokens: -0, outputTokens: 4 },
+    { inputTokens: 3, outputTokens: 1n },
+    { inputTokens: 3, outputTokens: Number.NaN },
+    snapshotJson({ inputTokens: 3, outputTokens: 4 }),
+  ];
+
+  /** What `append` commits for the same data (the root adopted, its members snapshotted), or its error. */
+  function walked(data: object): ReturnType<typeof outcome> {
+    return outcome(() => snapshotAt(data, 'assistant/message', '.data', 'root'));
+  }
+
+  it('give an assistant message’s data exactly as append’s snapshot would, or its error', () => {
+    for (const usage of usages) {
+      const data = usage === undefined ? { turn: 2, step: 1, message } : { turn: 2, step: 1, message, usage };
+      let built: ReturnType<typeof outcome>;
+      try {
+        built = outcome(() => assistantMessageData(2, 1, message, usage as TokenUsage | undefined));
+      } catch (error) {
+        expect(error).toBeInstanceOf(SessionError);
+        const { message: text, cause } = error as SessionError & { cause: LosslessJsonError };
+        built = { error: { message: text, path: cause.path } };
+      }
+      expect(built).toEqual(walked(data));
+    }
+    const data = assistantMessageData(2, 1, message, { inputTokens: 1, outputTokens: 2 });
+    expect(data?.message).toBe(message);
+  });
+
+  it('leave a message that is no snapshot, and its tool result, to append', () => {
+    const plain = { ...message };
+    expect(assistantMessageData(1, 1, plain, undefined)).toBeUndefined();
+    const result = createToolResultMessage('c1', [{ type: 'text', text: 'ok' }], false, 'id-4');
+    expect(toolResultData(1, 2, { ...result })).toBeUndefined();
+    const data = toolResultData(1, 2, result);
+    expect(data).toEqual({ turn: 1, step: 2, message: result });
+    expect(data?.message).toBe(result);
+    expect(Object.isFrozen(data)).toBe(true);
   });
 });
