@@ -44,7 +44,7 @@ export function snapshotUsage(usage: TokenUsage, prefix: string, suffix: string)
 }
 
 function usageLiteral(usage: unknown): TokenUsage | undefined {
-  if (!isPlainRecord(usage) || !keysAre(usage, 'inputTokens', 'outputTokens')) return undefined;
+  if (!isPlainRecord(usage) || !keysAre(usage, countKeys)) return undefined;
   const counts = usage as Partial<Record<string, unknown>>;
   const inputTokens = counts.inputTokens;
   const outputTokens = counts.outputTokens;
@@ -60,28 +60,28 @@ function chunkLiteral(chunk: StreamChunk): StreamChunk | undefined {
   switch (type) {
     case 'text-delta':
     case 'reasoning-delta': {
-      if (!keysAre(chunk, 'type', 'index', 'text')) return undefined;
+      if (!keysAre(chunk, deltaKeys)) return undefined;
       const index = record.index;
       const text = record.text;
       if (!isIndex(index) || typeof text !== 'string') return undefined;
       return Object.freeze({ type, index, text });
     }
     case 'block-start': {
-      if (!keysAre(chunk, 'type', 'index', 'blockType')) return undefined;
+      if (!keysAre(chunk, blockStartKeys)) return undefined;
       const index = record.index;
       const blockType = record.blockType;
       if (!isIndex(index) || typeof blockType !== 'string') return undefined;
       return Object.freeze({ type, index, blockType: blockType as ContentBlock['type'] });
     }
     case 'tool-call-delta': {
-      if (keysAre(chunk, 'type', 'index', 'id', 'argumentsDelta')) {
+      if (keysAre(chunk, callDeltaKeys)) {
         const index = record.index;
         const id = record.id;
         const argumentsDelta = record.argumentsDelta;
         if (!isIndex(index) || typeof id !== 'string' || typeof argumentsDelta !== 'string') return undefined;
         return Object.freeze({ type, index, id, argumentsDelta });
       }
-      if (!keysAre(chunk, 'type', 'index', 'id', 'name', 'argumentsDelta')) return undefined;
+      if (!keysAre(chunk, namedCallDeltaKeys)) return undefined;
       const index = record.index;
       const id = record.id;
       const name = record.name;
@@ -96,21 +96,21 @@ function chunkLiteral(chunk: StreamChunk): StreamChunk | undefined {
       return Object.freeze({ type, index, id, name, argumentsDelta });
     }
     case 'block-end': {
-      if (!keysAre(chunk, 'type', 'index', 'block')) return undefined;
+      if (!keysAre(chunk, blockEndKeys)) return undefined;
       const index = record.index;
       if (!isIndex(index)) return undefined;
       const block = blockLiteral(record.block);
       return block === undefined ? undefined : Object.freeze({ type, index, block });
     }
     case 'usage': {
-      if (!keysAre(chunk, 'type', 'usage')) return undefined;
+      if (!keysAre(chunk, usageKeys)) return undefined;
       const usage = usageLiteral(record.usage);
       return usage === undefined ? undefined : Object.freeze({ type, usage });
     }
     case 'finish': {
-      if (!keysAre(chunk, 'type', 'reason')) return undefined;
+      if (!keysAre(chunk, finishKeys)) return undefined;
       const reason = record.reason;
-      if (!isPlainRecord(reason) || !keysAre(reason, 'kind')) return undefined;
+      if (!isPlainRecord(reason) || !keysAre(reason, reasonKeys)) return undefined;
       const kind = (reason as Partial<Record<string, unknown>>).kind;
       if (kind !== 'stop' && kind !== 'tool-calls' && kind !== 'max-tokens') return undefined;
       return Object.freeze({ type, reason: Object.freeze({ kind }) });
@@ -125,12 +125,12 @@ function blockLiteral(block: unknown): ContentBlock | undefined {
   const record = block as Partial<Record<string, unknown>>;
   switch (record.type) {
     case 'text': {
-      if (!keysAre(block, 'type', 'text')) return undefined;
+      if (!keysAre(block, textBlockKeys)) return undefined;
       const text = record.text;
       return typeof text === 'string' ? Object.freeze({ type: 'text', text }) : undefined;
     }
     case 'tool-call': {
-      if (!keysAre(block, 'type', 'id', 'name', 'arguments')) return undefined;
+      if (!keysAre(block, callBlockKeys)) return undefined;
       const id = record.id;
       const name = record.name;
       const rawArguments = record.arguments;
@@ -153,16 +153,26 @@ function isPlainRecord(value: unknown): value is object {
 
 // The walk copies what for-in yields (enumerable string keys, own and inherited) in that order; this
 // accepts exactly the listed keys in the listed order, without allocating a key array.
-function keysAre(value: object, a: string, b?: string, c?: string, d?: string, e?: string): boolean {
+function keysAre(value: object, keys: readonly string[]): boolean {
   let position = 0;
   for (const key in value) {
-    const expected = position === 0 ? a : position === 1 ? b : position === 2 ? c : position === 3 ? d : e;
-    if (key !== expected) return false;
+    if (key !== keys[position]) return false;
     position++;
   }
-  const count = e !== undefined ? 5 : d !== undefined ? 4 : c !== undefined ? 3 : b !== undefined ? 2 : 1;
-  return position === count;
+  return position === keys.length;
 }
+
+const countKeys = ['inputTokens', 'outputTokens'] as const;
+const deltaKeys = ['type', 'index', 'text'] as const;
+const blockStartKeys = ['type', 'index', 'blockType'] as const;
+const callDeltaKeys = ['type', 'index', 'id', 'argumentsDelta'] as const;
+const namedCallDeltaKeys = ['type', 'index', 'id', 'name', 'argumentsDelta'] as const;
+const blockEndKeys = ['type', 'index', 'block'] as const;
+const usageKeys = ['type', 'usage'] as const;
+const finishKeys = ['type', 'reason'] as const;
+const reasonKeys = ['kind'] as const;
+const textBlockKeys = ['type', 'text'] as const;
+const callBlockKeys = ['type', 'id', 'name', 'arguments'] as const;
 
 // A block index: a non-negative integer (never -0, which the walk rejects).
 function isIndex(value: unknown): value is number {
