@@ -205,7 +205,7 @@ export class StepRunner {
     const usage = response.usage;
     const messageOptions = {
       surfaceOp: 'append',
-      sourceEventSeqs: chunkSeqs.toArray(),
+      sourceEventSeqs: Object.freeze(chunkSeqs.toArray()),
       adopt: true,
     } as const;
     const built = assistantMessageData(turn, step, message, usage);

@@ -317,7 +317,7 @@ class ScheduleRun {
   #appendResult(execution: ToolExecution, callSeq: number, result: ToolExecutionResult): void {
     const { session, turn, step } = this.#input;
     const message = createToolResultMessage(execution.call.callId, result.content, result.isError);
-    const options = { surfaceOp: 'append', sourceEventSeqs: [callSeq], adopt: true } as const;
+    const options = { surfaceOp: 'append', sourceEventSeqs: Object.freeze([callSeq]), adopt: true } as const;
     const info = result.isError ? result.error.info : undefined;
     if (info === undefined && result.meta === undefined) {
       // The usual result (no error details, no meta) is committed as built.
