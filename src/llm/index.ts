@@ -10,5 +10,6 @@ export * from './normalized-stream.ts';
 export * from './random-id.ts';
 export * from './replayable-history.ts';
 export * from './retry-policy.ts';
+export * from './shape-snapshot.ts';
 export * from './stream-chunk.ts';
 export * from './text-accumulator.ts';

@@ -211,6 +211,15 @@ function describeConstructor(value: object): string {
   return typeof constructor?.name === 'string' ? constructor.name : 'unknown class';
 }
 
+/**
+ * Records a frozen, lossless-JSON root built without `snapshotJson` (a typed fast path's literal) as that
+ * function's result would be, and returns it; the caller vouches for every level being frozen and valid.
+ */
+export function rememberSnapshot<T extends object>(value: T): T {
+  frozenSnapshots.add(value);
+  return value;
+}
+
 /** True when the value is the root of a `snapshotJson` result (and so is frozen, lossless JSON). */
 export function isJsonSnapshot(value: unknown): boolean {
   return typeof value === 'object' && value !== null && frozenSnapshots.has(value);

@@ -1,5 +1,6 @@
 import { randomId } from './random-id.ts';
-import { snapshotJson } from './lossless-json.ts';
+import { isJsonSnapshot, rememberSnapshot, snapshotJson } from './lossless-json.ts';
+import { blocksLiteral } from './shape-snapshot.ts';
 
 /** Plain text. */
 export interface TextBlock {
@@ -99,6 +100,10 @@ export function createAssistantMessage(
   source: AssistantMessage['source'],
   id: string = randomId(),
 ): AssistantMessage {
+  // The usual reply (text and call blocks, the route's shared source) is built as the snapshot would copy it.
+  const blocks = typeof id === 'string' && isJsonSnapshot(source) ? blocksLiteral(content) : undefined;
+  if (blocks !== undefined)
+    return rememberSnapshot(Object.freeze({ id, role: 'assistant' as const, content: blocks, source }));
   return snapshotJson({ id, role: 'assistant' as const, content: content as ContentBlock[], source });
 }
 
@@ -109,6 +114,21 @@ export function createToolResultMessage(
   isError: boolean,
   id: string = randomId(),
 ): ToolResultMessage {
+  // The usual result (text blocks) is built as the snapshot below would copy it.
+  const blocks = typeof id === 'string' && typeof callId === 'string' ? blocksLiteral(content) : undefined;
+  if (blocks !== undefined) {
+    const built: ToolResultBlock = isError
+      ? { type: 'tool-result', toolCallId: callId, content: blocks as ContentBlock[], isError: true }
+      : { type: 'tool-result', toolCallId: callId, content: blocks as ContentBlock[] };
+    return rememberSnapshot(
+      Object.freeze({
+        id,
+        role: 'user' as const,
+        content: Object.freeze([Object.freeze(built)]),
+        source: Object.freeze({ kind: 'tool' as const, callId }),
+      }),
+    );
+  }
   const block: ToolResultBlock = {
     type: 'tool-result',
     toolCallId: callId,

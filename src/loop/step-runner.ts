@@ -19,7 +19,7 @@ import {
   snapshotJson,
 } from '../llm/index.ts';
 import type { Session } from '../session/index.ts';
-import { appendBuilt, checkpointDone, chunkData } from '../session/index.ts';
+import { appendBuilt, assistantMessageData, checkpointDone, chunkData } from '../session/index.ts';
 import type { ToolRegistry } from '../tools/index.ts';
 import { throwIfAborted } from './agent-aborted-error.ts';
 import { RequestEnvelope } from './request-envelope.ts';
@@ -203,11 +203,19 @@ export class StepRunner {
       replay !== undefined ? { ...source, replayState: replay } : source,
     );
     const usage = response.usage;
-    session.append(
-      'assistant/message',
-      usage !== undefined ? { turn, step, message, usage } : { turn, step, message },
-      { surfaceOp: 'append', sourceEventSeqs: chunkSeqs.toArray(), adopt: true },
-    );
+    const messageOptions = {
+      surfaceOp: 'append',
+      sourceEventSeqs: Object.freeze(chunkSeqs.toArray()),
+      adopt: true,
+    } as const;
+    const built = assistantMessageData(turn, step, message, usage);
+    if (built !== undefined) appendBuilt(session, 'assistant/message', built, messageOptions);
+    else
+      session.append(
+        'assistant/message',
+        usage !== undefined ? { turn, step, message, usage } : { turn, step, message },
+        messageOptions,
+      );
     if (finish.kind === 'max-tokens') return { kind: 'max-tokens' };
     const calls = message.content.filter((block): block is ToolCallBlock => block.type === 'tool-call');
     if (calls.length === 0) return { kind: 'completed' };

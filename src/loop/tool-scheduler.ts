@@ -2,7 +2,7 @@ import type { Inbox } from '../agent/index.ts';
 import type { ToolCallBlock, UserMessage } from '../llm/index.ts';
 import { createToolResultMessage } from '../llm/index.ts';
 import type { Session } from '../session/index.ts';
-import { appendBuilt, checkpointDone, toolCallData } from '../session/index.ts';
+import { appendBuilt, checkpointDone, toolCallData, toolResultData } from '../session/index.ts';
 import type {
   PreparedCall,
   ToolCallInfo,
@@ -316,24 +316,27 @@ class ScheduleRun {
 
   #appendResult(execution: ToolExecution, callSeq: number, result: ToolExecutionResult): void {
     const { session, turn, step } = this.#input;
+    const message = createToolResultMessage(execution.call.callId, result.content, result.isError);
+    const options = { surfaceOp: 'append', sourceEventSeqs: Object.freeze([callSeq]), adopt: true } as const;
+    const info = result.isError ? result.error.info : undefined;
+    if (info === undefined && result.meta === undefined) {
+      // The usual result (no error details, no meta) is committed as built.
+      const built = toolResultData(turn, step, message);
+      if (built !== undefined) {
+        appendBuilt(session, 'tool/result', built, options);
+        return;
+      }
+    }
     const data: {
       turn: number;
       step: number;
       message: ReturnType<typeof createToolResultMessage>;
       error?: { name: string; code: string };
       meta?: unknown;
-    } = {
-      turn,
-      step,
-      message: createToolResultMessage(execution.call.callId, result.content, result.isError),
-    };
-    if (result.isError && result.error.info !== undefined) data.error = { ...result.error.info };
+    } = { turn, step, message };
+    if (info !== undefined) data.error = { ...info };
     if (result.meta !== undefined) data.meta = result.meta;
-    session.append('tool/result', data, {
-      surfaceOp: 'append',
-      sourceEventSeqs: [callSeq],
-      adopt: true,
-    });
+    session.append('tool/result', data, options);
   }
 
   #appendCall(call: ToolCallBlock): { readonly seq: number } {

@@ -1,5 +1,11 @@
-import type { StreamChunk, ToolCallBlock } from '../llm/index.ts';
-import { LosslessJsonError, snapshotAt } from '../llm/index.ts';
+import type {
+  AssistantMessage,
+  StreamChunk,
+  TokenUsage,
+  ToolCallBlock,
+  ToolResultMessage,
+} from '../llm/index.ts';
+import { LosslessJsonError, isJsonSnapshot, snapshotChunk, snapshotUsage } from '../llm/index.ts';
 import { SessionError } from './session-error.ts';
 import type { SessionEventMap } from './session-event.ts';
 
@@ -25,7 +31,7 @@ export function chunkData(
 ): SessionEventMap['assistant/chunk'] {
   let copy: StreamChunk;
   try {
-    copy = snapshotAt(chunk, 'assistant/chunk', '.data.chunk', 'none');
+    copy = snapshotChunk(chunk, 'assistant/chunk', '.data.chunk');
   } catch (error) {
     if (error instanceof LosslessJsonError)
       throw new SessionError('INVALID_JSON_DATA', error.message, { cause: error });
@@ -47,4 +53,40 @@ export function toolCallData(
   if (typeof id !== 'string' || typeof name !== 'string' || typeof rawArguments !== 'string')
     return undefined;
   return Object.freeze({ turn, step, callId: id, name, arguments: rawArguments });
+}
+
+/**
+ * The data of an `assistant/message` event for a message made by `createAssistantMessage`, its usage
+ * snapshotted (throws SessionError `INVALID_JSON_DATA` as `append` does); undefined when the message is no
+ * such snapshot (such data takes `append`'s own snapshot).
+ */
+export function assistantMessageData(
+  turn: number,
+  step: number,
+  message: AssistantMessage,
+  usage: TokenUsage | undefined,
+): SessionEventMap['assistant/message'] | undefined {
+  if (!isJsonSnapshot(message)) return undefined;
+  if (usage === undefined) return Object.freeze({ turn, step, message });
+  let copy: TokenUsage;
+  try {
+    copy = snapshotUsage(usage, 'assistant/message', '.data.usage');
+  } catch (error) {
+    if (error instanceof LosslessJsonError)
+      throw new SessionError('INVALID_JSON_DATA', error.message, { cause: error });
+    throw error;
+  }
+  return Object.freeze({ turn, step, message, usage: copy });
+}
+
+/**
+ * The data of a `tool/result` event without error or meta for a message made by `createToolResultMessage`,
+ * or undefined when the message is no such snapshot.
+ */
+export function toolResultData(
+  turn: number,
+  step: number,
+  message: ToolResultMessage,
+): SessionEventMap['tool/result'] | undefined {
+  return isJsonSnapshot(message) ? Object.freeze({ turn, step, message }) : undefined;
 }

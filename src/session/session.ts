@@ -99,7 +99,8 @@ const noOptions: AppendOptions = Object.freeze({});
  * `session.append` for data a typed constructor of the loop built (see built-event-data.ts): a frozen
  * plain object whose members are lossless JSON and whose nested objects are frozen snapshots. That data
  * is committed as it is, without the snapshot's walk; everything else (enclosure and surface checks,
- * packing, persistence, publication) is `append`'s. Data that is not frozen is snapshotted as usual.
+ * packing, persistence, publication) is `append`'s. Data that is not frozen is snapshotted as usual. A
+ * frozen `sourceEventSeqs` (the loop's own seqs) is kept as it is too; the surface check validates it.
  * Internal: plugin and user data always goes through `append`.
  */
 export function appendBuilt<Type extends SessionEventType>(
@@ -371,8 +372,13 @@ export class Session {
       // Event parts are not remembered for sharing: events are never embedded in later snapshots.
       const adopt = options.adopt === true ? 'root' : adoptMode;
       frozenData = built && Object.isFrozen(data) ? data : snapshotAt(data, type, '.data', adopt);
-      if (options.sourceEventSeqs !== undefined)
-        sources = snapshotAt(options.sourceEventSeqs, type, '.sourceEventSeqs', adopt);
+      const sourceSeqs = options.sourceEventSeqs;
+      // The loop's own frozen source lists are its seqs, which the surface check validates one by one.
+      if (sourceSeqs !== undefined)
+        sources =
+          built && Object.isFrozen(sourceSeqs)
+            ? sourceSeqs
+            : snapshotAt(sourceSeqs, type, '.sourceEventSeqs', adopt);
       if (options.surfaceOp !== undefined)
         surfaceOp = snapshotAt(options.surfaceOp, type, '.surfaceOp', adopt);
     } catch (error) {

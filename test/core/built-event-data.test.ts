@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { StreamChunk } from '../../src/index.ts';
 import { createHarness } from '../../src/index.ts';
+import {
+  Session,
+  appendBuilt,
+  assistantMessageData,
+  chunkData,
+  createAssistantMessage,
+  snapshotJson,
+} from '../../src/internal.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 
 // The loop commits its own step boundaries, chunks and tool calls through typed constructors that skip
@@ -62,5 +70,56 @@ describe('events the loop builds itself', () => {
     expect(steps).toEqual([{ turn: 1, step: 1 }]);
     expect(Object.isFrozen(steps[0])).toBe(true);
     await harness.dispose();
+  });
+});
+
+describe('source lists the loop builds itself', () => {
+  const model = snapshotJson({ kind: 'model' as const, provider: 'p', model: 'm' });
+
+  function openStep(): Session {
+    const session = new Session({ header: { version: 0, id: 's1', createdAt: 0 } });
+    session.append('turn/start', { turn: 1 });
+    session.append('step/start', { turn: 1, step: 1 });
+    appendBuilt(session, 'assistant/chunk', chunkData(1, 1, { type: 'text-delta', index: 0, text: 'a' }));
+    return session;
+  }
+
+  it('commit a frozen source list as it is, equal to what append would have copied', () => {
+    const built = openStep();
+    const plain = openStep();
+    const message = createAssistantMessage([{ type: 'text', text: 'a' }], model, 'id-1');
+    const sources = Object.freeze([2]);
+    const event = appendBuilt(built, 'assistant/message', assistantMessageData(1, 1, message, undefined)!, {
+      surfaceOp: 'append',
+      sourceEventSeqs: sources,
+      adopt: true,
+    });
+    expect(event.sourceEventSeqs).toBe(sources);
+    const copied = plain.append(
+      'assistant/message',
+      { turn: 1, step: 1, message },
+      {
+        surfaceOp: 'append',
+        sourceEventSeqs: [2],
+        adopt: true,
+      },
+    );
+    expect({ ...event, time: 0 }).toEqual({ ...copied, time: 0 });
+    expect(Object.keys(event)).toEqual(Object.keys(copied));
+  });
+
+  it('still has the surface check reject a frozen source list naming a later or a non-integer seq', () => {
+    const message = createAssistantMessage([{ type: 'text', text: 'a' }], model, 'id-1');
+    for (const bad of [[3], [1.5], [-1]]) {
+      const session = openStep();
+      expect(() =>
+        appendBuilt(session, 'assistant/message', assistantMessageData(1, 1, message, undefined)!, {
+          surfaceOp: 'append',
+          sourceEventSeqs: Object.freeze(bad),
+          adopt: true,
+        }),
+      ).toThrow(/is not earlier/);
+      expect(session.length).toBe(3);
+    }
   });
 });
