@@ -1,6 +1,8 @@
 import type { AnySessionEvent } from '../session-event.ts';
 import { CompactLogState, hasKeys, isCount, isRun, isShape, jsonString } from './compact-log-state.ts';
 import type { CompactLogResumeState, Shape } from './compact-log-state.ts';
+import { RepeatedJsonString } from './repeated-json-string.ts';
+import { expandTypedLine } from './typed-log-line.ts';
 
 // Format 1's line kinds: a compact line is `[kind, dt, data]` (or `[type, dt, data, extras]` for any other
 // event), where `dt` is the time since the previous event (the header's `createdAt` for the first) and
@@ -103,6 +105,11 @@ export const fullEnvelopeEncoder: SessionLineEncoder = {
 
 export class CompactLogCodec implements SessionLineEncoder {
   readonly #state: CompactLogState;
+  // The members whose texts repeat from step to step in a tool loop, quoted once per new value.
+  readonly #blockTypes = new RepeatedJsonString();
+  readonly #toolNames = new RepeatedJsonString();
+  readonly #argumentTexts = new RepeatedJsonString();
+  readonly #finishKinds = new RepeatedJsonString();
 
   /** A codec at the start of a log, or (`resume`) going on from a turn or step boundary inside one. */
   constructor(createdAt: number, resume?: CompactLogResumeState) {
@@ -199,7 +206,7 @@ export class CompactLogCodec implements SessionLineEncoder {
       if (hasKeys(chunk, callStartKeys)) {
         const parts =
           typeof id === 'string' && typeof name === 'string' && typeof argumentsDelta === 'string'
-            ? `${jsonString(id)},${jsonString(name)},${jsonString(argumentsDelta)}`
+            ? `${jsonString(id)},${this.#toolNames.of(name)},${this.#argumentTexts.of(argumentsDelta)}`
             : `${JSON.stringify(id)},${JSON.stringify(name)},${JSON.stringify(argumentsDelta)}`;
         return `${toolCallStartPrefix}${dt},[${parts}]]\n`;
       }
@@ -207,14 +214,14 @@ export class CompactLogCodec implements SessionLineEncoder {
         return `${argumentsDeltaPrefix}${dt},${jsonString(argumentsDelta)}]\n`;
     } else if (chunkType === 'block-start' && hasKeys(chunk, blockStartKeys) && isCount(chunk.index)) {
       if (typeof chunk.blockType === 'string')
-        return `${blockStartPrefix}${dt},[${chunk.index as number},${jsonString(chunk.blockType)}]]\n`;
+        return `${blockStartPrefix}${dt},[${chunk.index as number},${this.#blockTypes.of(chunk.blockType)}]]\n`;
     } else if (chunkType === 'block-end' && hasKeys(chunk, blockEndKeys) && isCount(chunk.index)) {
       if (this.#state.isBuiltBlock(chunk.index as number, chunk.block))
         return `${blockEndPrefix}${dt},${chunk.index as number}]\n`;
     } else if (chunkType === 'finish' && hasKeys(chunk, finishKeys)) {
       const reason = chunk.reason as Shape;
       if (hasKeys(reason, kindKeys) && typeof reason.kind === 'string')
-        return `${finishPrefix}${dt},${jsonString(reason.kind)}]\n`;
+        return `${finishPrefix}${dt},${this.#finishKinds.of(reason.kind)}]\n`;
     }
     return `${chunkPrefix}${dt},${JSON.stringify(chunk)}]\n`;
   }
@@ -458,35 +465,6 @@ export class CompactLogCodec implements SessionLineEncoder {
       sourceEventSeqs: [callSeq],
     } as AnySessionEvent;
   }
-}
-
-/**
- * The event of a line in the generic form `[type, dt, data, extras?]`, given its seq and time: such a
- * line needs nothing from the lines before it. A string says why the line is not a valid record.
- */
-export function expandTypedLine(
-  line: readonly unknown[],
-  seq: number,
-  time: number,
-): AnySessionEvent | string {
-  const type = line[0];
-  if (typeof type !== 'string' || type === '') return 'the record has no event type';
-  if (line.length < 3) return 'the record has no data';
-  if (line.length > 4) return 'the record has extra members';
-  const event: Record<string, unknown> = { type, seq, time, data: line[2] };
-  if (line.length === 4) {
-    const extras = line[3];
-    if (!isShape(extras)) return 'the record extras are not an object';
-    for (const key of Object.keys(extras))
-      if (key !== 'i' && key !== 'o' && key !== 's') return `unknown extra '${key}'`;
-    if ('i' in extras) {
-      if (extras.i !== 1) return 'ignorable must be 1 when present';
-      event.ignorable = true;
-    }
-    if ('o' in extras) event.surfaceOp = extras.o;
-    if ('s' in extras) event.sourceEventSeqs = extras.s;
-  }
-  return event as unknown as AnySessionEvent;
 }
 
 const plainKeys = ['type', 'seq', 'time', 'data'];

@@ -1,12 +1,7 @@
 import type { AnySessionEvent } from '../session-event.ts';
+import { BlockBuilds } from './block-builds.ts';
 
-/** What a run's deltas of one block index built so far. */
-export interface BlockBuild {
-  kind: 'text' | 'reasoning' | 'tool-call';
-  text: string;
-  id: unknown;
-  name: unknown;
-}
+export type { BlockBuild } from './block-builds.ts';
 
 /** A tool-call block of the last reply, as a `tool/call` repeats it. */
 export interface CallBlock {
@@ -48,7 +43,7 @@ export class CompactLogState {
   // The unbroken run of chunk events ending at the last event (-1 when the last event was no chunk).
   runStart = -1;
   runIndex: unknown;
-  readonly builds = new Map<number, BlockBuild>();
+  readonly builds = new BlockBuilds();
   // The run's block-end blocks and the last reply's source are kept as values: the encoder compares
   // them by shape, so their JSON is made only when the decoder asks for it.
   // The arrays below are filled up to a count and reused, never truncated: truncating an array to

@@ -1,7 +1,8 @@
 import type { SessionLogPrefix } from '../session-log.ts';
 import type { AnySessionEvent } from '../session-event.ts';
 import { isKnownSessionEventType } from '../session-event.ts';
-import { CompactLogCodec, compactKindTypes, expandTypedLine } from './compact-log-codec.ts';
+import { CompactLogCodec, compactKindTypes } from './compact-log-codec.ts';
+import { expandTypedLine } from './typed-log-line.ts';
 import type { CompactLogResumeState } from './compact-log-state.ts';
 import { isCount, isShape } from './compact-log-state.ts';
 import { SessionCorruptError, checkEvent } from './session-log-format.ts';
