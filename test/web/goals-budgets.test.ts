@@ -217,9 +217,10 @@ describe.skipIf(!hasChromium)('Web UI: goals, budgets and subagents in a real br
       await expect.poll(() => agent.inbox.size()).toBe(0);
       expect(agent.status).toBe('idle');
       expect(agent.session.eventsOfType('budget/raised')).toEqual([]);
-      expect(await notices(page, 'budget/stopped')).toEqual([
-        'Stopped at the budget: the paused work was dropped.',
-      ]);
+      // The page renders the notice after the session goes idle: poll rather than read once.
+      await expect
+        .poll(() => notices(page, 'budget/stopped'))
+        .toEqual(['Stopped at the budget: the paused work was dropped.']);
       // The stop is in the log: a reload renders the same transcript without offering the pause again.
       await page.reload();
       await page.locator('[data-testid="turn-end"][data-turn-end="blocked"]').waitFor();
