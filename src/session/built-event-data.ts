@@ -5,8 +5,8 @@ import type {
   ToolCallBlock,
   ToolResultMessage,
 } from '../llm/index.ts';
-import { LosslessJsonError, isJsonSnapshot, snapshotChunk, snapshotUsage } from '../llm/index.ts';
-import { SessionError } from './session-error.ts';
+import { isJsonSnapshot, snapshotChunk, snapshotUsage } from '../llm/index.ts';
+import { appendSnapshotError } from './session-error.ts';
 import type { SessionEventMap } from './session-event.ts';
 
 // Typed constructors of the data the loop appends most (per step: its boundaries, every chunk, each tool
@@ -33,9 +33,7 @@ export function chunkData(
   try {
     copy = snapshotChunk(chunk, 'assistant/chunk', '.data.chunk');
   } catch (error) {
-    if (error instanceof LosslessJsonError)
-      throw new SessionError('INVALID_JSON_DATA', error.message, { cause: error });
-    throw error;
+    throw appendSnapshotError(error);
   }
   return Object.freeze({ turn, step, chunk: copy });
 }
@@ -72,9 +70,7 @@ export function assistantMessageData(
   try {
     copy = snapshotUsage(usage, 'assistant/message', '.data.usage');
   } catch (error) {
-    if (error instanceof LosslessJsonError)
-      throw new SessionError('INVALID_JSON_DATA', error.message, { cause: error });
-    throw error;
+    throw appendSnapshotError(error);
   }
   return Object.freeze({ turn, step, message, usage: copy });
 }

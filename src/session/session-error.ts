@@ -1,4 +1,4 @@
-import { HarnessError } from '../llm/index.ts';
+import { HarnessError, LosslessJsonError } from '../llm/index.ts';
 
 /** Codes of session-log failures. */
 export type SessionErrorCode =
@@ -29,4 +29,11 @@ export class SessionError extends HarnessError {
     super(code, message, options);
     this.name = 'SessionError';
   }
+}
+
+/** What a failed snapshot throws from an append: a `LosslessJsonError` as `INVALID_JSON_DATA`, anything else as it is. */
+export function appendSnapshotError(error: unknown): unknown {
+  return error instanceof LosslessJsonError
+    ? new SessionError('INVALID_JSON_DATA', error.message, { cause: error })
+    : error;
 }

@@ -1,5 +1,5 @@
 import type { EmitEvent, HookBus } from '../hooks/index.ts';
-import { LosslessJsonError, snapshotAt } from '../llm/index.ts';
+import { snapshotAt } from '../llm/index.ts';
 import type { AdoptMode } from '../llm/index.ts';
 import type { Message } from '../llm/index.ts';
 import { EnclosureTracker } from './enclosure.ts';
@@ -11,7 +11,7 @@ import type {
   SurfaceOp,
 } from './session-event.ts';
 import { surfaceEventTypes } from './session-event.ts';
-import { SessionError } from './session-error.ts';
+import { SessionError, appendSnapshotError } from './session-error.ts';
 import { SessionLog } from './session-log.ts';
 import type { ReadonlySessionLog, SessionLogPrefix } from './session-log.ts';
 import { Surface } from './surface.ts';
@@ -382,9 +382,7 @@ export class Session {
       if (options.surfaceOp !== undefined)
         surfaceOp = snapshotAt(options.surfaceOp, type, '.surfaceOp', adopt);
     } catch (error) {
-      if (error instanceof LosslessJsonError)
-        throw new SessionError('INVALID_JSON_DATA', error.message, { cause: error });
-      throw error;
+      throw appendSnapshotError(error);
     }
     if (options.ignorable === true || (surfaceOp === undefined && sources !== undefined)) {
       const event: {

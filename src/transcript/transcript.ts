@@ -429,23 +429,14 @@ export class Transcript {
     }
     for (const block of message.content) {
       if (block.type !== 'tool-call' || this.#tools.has(block.id)) continue;
-      this.#addCard(event.seq, block.id, block.name, block.arguments, turn, step, 'requested');
+      this.#addCard(toolCard(event.seq, block.id, block.name, block.arguments, turn, step, 'requested'));
     }
   }
 
-  #addCard(
-    seq: number,
-    callId: string,
-    name: string,
-    args: string,
-    turn: number,
-    step: number,
-    state: ToolCard['state'],
-  ): ToolCard {
-    const card = toolCard(seq, callId, name, args, turn, step, state);
-    this.#tools.set(callId, card);
-    let unsettled = this.#unsettled.get(turn);
-    if (unsettled === undefined) this.#unsettled.set(turn, (unsettled = new Set()));
+  #addCard(card: ToolCard): ToolCard {
+    this.#tools.set(card.callId, card);
+    let unsettled = this.#unsettled.get(card.turn);
+    if (unsettled === undefined) this.#unsettled.set(card.turn, (unsettled = new Set()));
     unsettled.add(card);
     this.#add(card);
     return card;
@@ -455,7 +446,7 @@ export class Transcript {
     const { callId, name, turn, step } = event.data;
     const card =
       this.#tools.get(callId) ??
-      this.#addCard(event.seq, callId, name, event.data.arguments, turn, step, 'running');
+      this.#addCard(toolCard(event.seq, callId, name, event.data.arguments, turn, step, 'running'));
     card.state = 'running';
     this.activity = { kind: 'tool', name };
     this.#touch(card);
@@ -469,13 +460,15 @@ export class Transcript {
     const card =
       this.#tools.get(block.toolCallId) ??
       this.#addCard(
-        event.seq,
-        block.toolCallId,
-        '(unknown tool)',
-        '',
-        event.data.turn,
-        event.data.step,
-        'running',
+        toolCard(
+          event.seq,
+          block.toolCallId,
+          '(unknown tool)',
+          '',
+          event.data.turn,
+          event.data.step,
+          'running',
+        ),
       );
     recordResult(card, block, event);
     this.#unsettled.get(card.turn)?.delete(card);
