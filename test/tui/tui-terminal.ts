@@ -147,7 +147,11 @@ export class TuiTerminal {
     this.process.resize(cols, rows);
   }
 
-  /** Waits until the screen satisfies a predicate (a substring or a test of the text). */
+  /**
+   * Waits until the screen satisfies a predicate (a substring or a test of the text), judging only screens
+   * a real terminal would show: never one read inside a synchronized update (`CSI ? 2026 h` … `l`), whose
+   * frame may have reached the emulator in several pieces.
+   */
   async waitFor(
     expected: string | RegExp | ((text: string) => boolean),
     timeoutMs = 30_000,
@@ -162,7 +166,7 @@ export class TuiTerminal {
     for (;;) {
       await new Promise<void>((resolve) => this.term.write('', resolve));
       const text = this.text();
-      if (test(text)) return text;
+      if (!this.term.modes.synchronizedOutputMode && test(text)) return text;
       if (Date.now() - started > timeoutMs) {
         throw new Error(`the screen never showed ${String(expected)}; it shows:\n${text}`);
       }
