@@ -1,11 +1,13 @@
 // `npx tsx bench/encoder.ts`: the format 1 line encoder alone, in a hot loop over the events of one W1
 // turn (500 steps of one read-only no-op tool call, ScriptedProvider), as the disk store's writer calls it
-// (`encode(event, true)`: envelopes as `Session` committed them) and with every envelope checked
-// (`encode(event)`, what a parsed log's re-encoding does). Prints µs per step, median (best) of the
-// repetitions, and the turn's bytes. Options: --steps=500 --reps=200
+// (`encode(event, true, kind)`: envelopes as `Session` committed them, with the shape its log judged),
+// without the log's judgement (`encode(event, true)`), and with every envelope checked (`encode(event)`,
+// what a parsed log's re-encoding does). Prints µs per step, median (best) of the repetitions, and the
+// turn's bytes. Options: --steps=500 --reps=200
 import { performance } from 'node:perf_hooks';
 import type { AnySessionEvent } from '../src/index.ts';
 import { MemorySessionStore, ScriptedProvider, createHarness, defineTool } from '../src/internal.ts';
+import { packedKindOf } from '../src/session/packed-event.ts';
 import { CompactLogCodec } from '../src/session/stores/compact-log-codec.ts';
 
 function option(name: string, fallback: number): number {
@@ -50,19 +52,27 @@ async function turnEvents(steps: number): Promise<{ events: AnySessionEvent[]; c
 const steps = option('steps', 500);
 const reps = option('reps', 200);
 const { events, createdAt } = await turnEvents(steps);
-for (const committed of [true, false]) {
+// The kinds the log gave each event as it was committed (judged again here, envelope checked).
+const kinds = events.map((event) => packedKindOf(event, false));
+const variants = [
+  { label: 'encode(event, true, kind)', committed: true, withKinds: true },
+  { label: 'encode(event, true)', committed: true, withKinds: false },
+  { label: 'encode(event)', committed: false, withKinds: false },
+];
+for (const { label, committed, withKinds } of variants) {
   const perStep: number[] = [];
   let bytes = 0;
   for (let rep = 0; rep < reps; rep++) {
     const codec = new CompactLogCodec(createdAt);
     bytes = 0;
     const start = performance.now();
-    for (const event of events) bytes += codec.encode(event, committed).length;
+    for (let index = 0; index < events.length; index++)
+      bytes += codec.encode(events[index]!, committed, withKinds ? kinds[index] : undefined).length;
     perStep.push(((performance.now() - start) * 1000) / steps);
   }
   perStep.sort((a, b) => a - b);
   console.log(
-    `encode(event${committed ? ', true' : ''}) ${events.length} events, ${bytes} bytes: ` +
+    `${label} ${events.length} events, ${bytes} bytes: ` +
       `${perStep[perStep.length >> 1]!.toFixed(2)} µs/step (best ${perStep[0]!.toFixed(2)})`,
   );
 }

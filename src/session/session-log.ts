@@ -112,8 +112,10 @@ export class SessionLog implements ReadonlySessionLog {
   /**
    * Adds the next event; its `seq` must equal `length` and it must be frozen (the caller checks both).
    * `bare` promises that the event has exactly type, seq, time and data (as `Session` builds it).
+   * Returns the shape the event was judged to have (`packedKindOf`; `eventEntry` for none), which a
+   * persistence sink may rely on instead of judging it again.
    */
-  push(event: AnySessionEvent, bare = false): void {
+  push(event: AnySessionEvent, bare = false): number {
     const seq = this.#length;
     const position = seq - this.#base;
     const page = position >>> pageBits;
@@ -138,9 +140,10 @@ export class SessionLog implements ReadonlySessionLog {
       this.#entries[page]![slot] = data.chunk.text;
       if (this.#chunkRunFrom < 0) this.#startChunkRun(seq);
       this.#extendRuns(seq, data.turn, data.step, data.chunk.index);
-      return;
+      return kind;
     }
     this.#pushOther(event, seq, kind, time * kindRange);
+    return kind;
   }
 
   /** `push` for every kind but deltas; `timeBase` is the event's time × kindRange. */

@@ -34,8 +34,12 @@ export interface SessionHeader {
 
 /** Where a session's appends go to become durable; the memory store has none. */
 export interface SessionPersistence {
-  /** Receives every committed event, synchronously, in seq order; must not block. */
-  write(event: AnySessionEvent): void;
+  /**
+   * Receives every committed event, synchronously, in seq order; must not block. `packedKind` is the
+   * shape the log judged the event to have (see packed-event.ts; `eventEntry` or absent when none): a
+   * promise about its exact members that an encoder may use instead of checking them again.
+   */
+  write(event: AnySessionEvent, packedKind?: number): void;
   /**
    * Makes everything written so far durable (or schedules it, for `request`); rejects when it cannot.
    * Answers `checkpointDone` itself when there is nothing to wait for.
@@ -319,11 +323,11 @@ export class Session {
       surfaceEventTypes.has(event.type);
     this.#enclosure.check(event);
     if (onSurface) this.#surface.check(event);
-    this.#log.push(event, !onSurface && event.ignorable === undefined);
+    const packedKind = this.#log.push(event, !onSurface && event.ignorable === undefined);
     this.#enclosure.apply(event);
     if (onSurface) this.#surface.apply(event);
     // Then written, then published: a persistence sink sees every commit before any observer reacts.
-    this.#persistence?.write(event);
+    this.#persistence?.write(event, packedKind);
     const queue = this.#unpublished;
     // An append made by an observer while an outer publication runs waits for the outer loop.
     if (this.#publishing) {

@@ -3,6 +3,19 @@ import { CompactLogState, hasKeys, isCount, isRun, isShape, jsonString } from '.
 import type { CompactLogResumeState, Shape } from './compact-log-state.ts';
 import { RepeatedJsonString } from './repeated-json-string.ts';
 import { expandTypedLine } from './typed-log-line.ts';
+import {
+  blockEndEntry,
+  blockStartEntry,
+  eventEntry,
+  finishEntry,
+  reasoningDeltaEntry,
+  stepEndEntry,
+  stepStartEntry,
+  textDeltaEntry,
+  turnEndEntry,
+  turnStartEntry,
+  usageEntry,
+} from '../packed-event.ts';
 
 // Format 1's line kinds: a compact line is `[kind, dt, data]` (or `[type, dt, data, extras]` for any other
 // event), where `dt` is the time since the previous event (the header's `createdAt` for the first) and
@@ -79,9 +92,10 @@ export const compactKindTypes: readonly string[] = [
 export interface SessionLineEncoder {
   /**
    * The line of the next event (its seq must follow the last one's), newline included. `committed`
-   * promises an envelope as `Session` builds it (see `committedEnvelope`), which is then not checked.
+   * promises an envelope as `Session` builds it (see `committedEnvelope`), which is then not checked;
+   * `packedKind` promises the shape the session's log judged the event to have (`packedKindOf`).
    */
-  encode(event: AnySessionEvent, committed?: boolean): string;
+  encode(event: AnySessionEvent, committed?: boolean, packedKind?: number): string;
 }
 
 // What \`encode(event, true)\` relies on: an event \`Session.append\` built (what the file writer receives)
@@ -121,8 +135,8 @@ export class CompactLogCodec implements SessionLineEncoder {
     return this.#state.seq;
   }
 
-  encode(event: AnySessionEvent, committed = false): string {
-    const line = this.#compact(event, committed) ?? `${JSON.stringify(event)}\n`;
+  encode(event: AnySessionEvent, committed = false, packedKind: number = eventEntry): string {
+    const line = this.#compact(event, committed, packedKind) ?? `${JSON.stringify(event)}\n`;
     this.#state.observe(event);
     return line;
   }
@@ -145,12 +159,16 @@ export class CompactLogCodec implements SessionLineEncoder {
     return event;
   }
 
-  #compact(event: AnySessionEvent, committed: boolean): string | undefined {
+  #compact(event: AnySessionEvent, committed: boolean, packedKind: number): string | undefined {
     const time = event.time;
     const dt = time - this.#state.time;
     if (event.seq !== this.#state.seq || this.#state.time + dt !== time || !Number.isFinite(dt))
       return undefined;
     const data = event.data as Shape;
+    if (packedKind !== eventEntry) {
+      const line = this.#packedLine(data, packedKind, dt);
+      if (line !== undefined) return line;
+    }
     const step = this.#state.openStep;
     const turn = this.#state.openTurn;
     switch (event.type) {
@@ -190,6 +208,56 @@ export class CompactLogCodec implements SessionLineEncoder {
         break;
     }
     return this.#genericLine(event, dt, committed);
+  }
+
+  /**
+   * The line of an event whose shape the session's log vouched for (`packedKindOf`: the envelope is
+   * exactly type, seq, time and data, the data and chunk have exactly their kind's members and values),
+   * so only this codec's state is checked; the same line `#compact`'s general path builds, or undefined
+   * to let that path decide.
+   */
+  #packedLine(data: Shape, kind: number, dt: number): string | undefined {
+    const state = this.#state;
+    if (kind <= reasoningDeltaEntry || (kind >= usageEntry && kind <= blockEndEntry)) {
+      if (state.openStep === undefined || data.turn !== state.openTurn || data.step !== state.openStep)
+        return undefined;
+      const chunk = data.chunk as Shape;
+      if (kind === textDeltaEntry || kind === reasoningDeltaEntry) {
+        if (chunk.index !== state.runIndex || state.runStart < 0)
+          return `${chunkPrefix}${dt},${JSON.stringify(chunk)}]\n`;
+        const prefix = kind === textDeltaEntry ? textDeltaPrefix : reasoningDeltaPrefix;
+        return `${prefix}${dt},${jsonString(chunk.text as string)}]\n`;
+      }
+      if (kind >= blockEndEntry) {
+        if (!state.isBuiltBlock(chunk.index as number, chunk.block))
+          return `${chunkPrefix}${dt},${JSON.stringify(chunk)}]\n`;
+        return `${blockEndPrefix}${dt},${chunk.index as number}]\n`;
+      }
+      if (kind >= blockStartEntry)
+        return `${blockStartPrefix}${dt},[${chunk.index as number},${this.#blockTypes.of(chunk.blockType as string)}]]\n`;
+      if (kind >= finishEntry)
+        return `${finishPrefix}${dt},${this.#finishKinds.of((chunk.reason as Shape).kind as string)}]\n`;
+      // A usage chunk has no line kind of its own; any other chunk takes the general chunk line.
+      return kind === usageEntry
+        ? `${chunkPrefix}${dt},${JSON.stringify(chunk)}]\n`
+        : this.#chunkLine(chunk, dt);
+    }
+    switch (kind) {
+      case stepStartEntry:
+        if (state.openStep !== undefined || data.turn !== state.openTurn) return undefined;
+        return `${stepStartPrefix}${dt},${data.step as number}]\n`;
+      case stepEndEntry:
+        if (state.openStep === undefined || data.turn !== state.openTurn || data.step !== state.openStep)
+          return undefined;
+        return `${stepEndPrefix}${dt},0]\n`;
+      case turnStartEntry:
+        if (state.openTurn !== undefined || data.turn !== state.lastTurn + 1) return undefined;
+        return `${turnStartPrefix}${dt},0]\n`;
+      default:
+        if (kind < turnEndEntry || kind >= usageEntry) return undefined;
+        if (state.openTurn === undefined || data.turn !== state.openTurn) return undefined;
+        return `${turnEndPrefix}${dt},${JSON.stringify(data.reason)}]\n`;
+    }
   }
 
   #chunkLine(chunk: Shape, dt: number): string {

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import type { CheckpointReason, SessionPersistence } from '../session.ts';
 import type { AnySessionEvent } from '../session-event.ts';
+import { eventEntry } from '../packed-event.ts';
 import { SessionError } from '../session-error.ts';
 import { fencedSqlState, errorCodeOf, isTransient, storeError } from './postgres-errors.ts';
 import { SessionFencedError, renewLease } from './postgres-lease.ts';
@@ -104,7 +105,7 @@ export class PostgresSessionWriter implements SessionPersistence {
     for (const event of this.#early.splice(0)) this.write(event);
   }
 
-  write(event: AnySessionEvent): void {
+  write(event: AnySessionEvent, packedKind: number = eventEntry): void {
     if (this.#closed) return;
     if (this.#encoder === undefined) {
       this.#early.push(event);
@@ -113,7 +114,7 @@ export class PostgresSessionWriter implements SessionPersistence {
     // With the newline that ends a JSONL record: a batch row's text is its lines concatenated. Every
     // event written here is one `Session.append` committed (as in the disk store's writer), so the
     // encoder need not check its envelope.
-    this.#batch.add(this.#encoder.encode(event, true));
+    this.#batch.add(this.#encoder.encode(event, true, packedKind));
     this.#lastTime = event.time;
   }
 

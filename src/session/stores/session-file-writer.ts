@@ -4,6 +4,7 @@ import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { CheckpointReason, SessionPersistence } from '../session.ts';
 import type { AnySessionEvent } from '../session-event.ts';
+import { eventEntry } from '../packed-event.ts';
 import { CheckpointBatcher } from './checkpoint-batcher.ts';
 import type { SessionDurability } from './checkpoint-batcher.ts';
 import { linkIntoPlace } from './link-into-place.ts';
@@ -51,6 +52,8 @@ export class SessionFileWriter implements SessionPersistence {
   readonly #held: (AnySessionEvent | undefined)[] = new Array<AnySessionEvent | undefined>(heldEvents).fill(
     undefined,
   );
+  // The log's shape judgement of each held event (`SessionPersistence.write`), in the same slots.
+  readonly #heldKinds: number[] = new Array<number>(heldEvents).fill(eventEntry);
   #heldCount = 0;
 
   constructor(options: SessionFileWriterOptions) {
@@ -125,13 +128,14 @@ export class SessionFileWriter implements SessionPersistence {
     return this.#syncedEvents;
   }
 
-  write(event: AnySessionEvent): void {
+  write(event: AnySessionEvent, packedKind: number = eventEntry): void {
     if (this.#encoder === undefined) {
       this.#early.push(event);
       return;
     }
     const held = ++this.#heldCount;
     this.#held[held - 1] = event;
+    this.#heldKinds[held - 1] = packedKind;
     if (held === 1) this.#batch.expect();
     else if (held >= heldEvents) this.#encodeHeld();
   }
@@ -164,7 +168,9 @@ export class SessionFileWriter implements SessionPersistence {
     if (count === 0) return;
     const encoder = this.#encoder!;
     // Every event written here is one `Session.append` committed: its envelope needs no check.
-    for (let index = 0; index < count; index++) this.#batch.add(encoder.encode(held[index]!, true));
+    const kinds = this.#heldKinds;
+    for (let index = 0; index < count; index++)
+      this.#batch.add(encoder.encode(held[index]!, true, kinds[index]));
     // Emptied once all are encoded, so the slots keep no event alive.
     for (let index = 0; index < count; index++) held[index] = undefined;
     this.#heldCount = 0;
