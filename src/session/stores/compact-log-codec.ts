@@ -1,8 +1,25 @@
 import type { AnySessionEvent } from '../session-event.ts';
-import { CompactLogState, hasKeys, isCount, isRun, isShape, jsonString } from './compact-log-state.ts';
+import { CompactLogState, hasKeys, isCount, isRun, jsonString } from './compact-log-state.ts';
 import type { CompactLogResumeState, Shape } from './compact-log-state.ts';
 import { RepeatedJsonString } from './repeated-json-string.ts';
-import { expandTypedLine } from './typed-log-line.ts';
+import { expandCompactLine } from './compact-line-expand.ts';
+import {
+  chunkKind,
+  textDeltaKind,
+  reasoningDeltaKind,
+  blockStartKind,
+  blockEndKind,
+  finishKind,
+  stepStartKind,
+  stepEndKind,
+  turnStartKind,
+  turnEndKind,
+  replyKind,
+  toolCallKind,
+  toolResultKind,
+  toolCallStartKind,
+  argumentsDeltaKind,
+} from './compact-line-kinds.ts';
 import {
   blockEndEntry,
   blockStartEntry,
@@ -17,41 +34,6 @@ import {
   usageEntry,
 } from '../packed-event.ts';
 
-// Format 1's line kinds: a compact line is `[kind, dt, data]` (or `[type, dt, data, extras]` for any other
-// event), where `dt` is the time since the previous event (the header's `createdAt` for the first) and
-// the seq is the line's position. Each kind rebuilds fields a reader already knows from the lines
-// before it. The numbers are part of the format: never renumber, only add.
-/** An `assistant/chunk` of the open step: data is the chunk. */
-const chunkKind = 0;
-/** A text delta continuing the current block index: data is its text. */
-const textDeltaKind = 1;
-/** A reasoning delta continuing the current block index: data is its text. */
-const reasoningDeltaKind = 2;
-/** A block start: data is `[index, blockType]`. */
-const blockStartKind = 3;
-/** A block end whose block is what the step's deltas of that index built: data is the index. */
-const blockEndKind = 4;
-/** A finish chunk whose reason is only a kind: data is the kind. */
-const finishKind = 5;
-/** A `step/start` of the open turn: data is the step. */
-const stepStartKind = 6;
-/** A `step/end` of the open step: data is 0. */
-const stepEndKind = 7;
-/** A `turn/start` of the turn after the last one: data is 0. */
-const turnStartKind = 8;
-/** A `turn/end` of the open turn: data is its reason. */
-const turnEndKind = 9;
-/** An `assistant/message` made of the chunk run before it: data is `[id, source | 0, usage?]`. */
-const replyKind = 10;
-/** A `tool/call` of a tool-call block of the last reply: data is that block's place among its calls. */
-const toolCallKind = 11;
-/** A `tool/result` answering a `tool/call` of the step: data is `[back, id, content, isError, error?]`. */
-const toolResultKind = 12;
-/** A tool-call delta opening the current block index: data is `[id, name, argumentsDelta]`. */
-const toolCallStartKind = 13;
-/** A tool-call delta continuing the current block index: data is its arguments delta. */
-const argumentsDeltaKind = 14;
-const kindCount = 15;
 // Each line starts with its kind: the opening text is made once, not per line.
 const chunkPrefix = `[${chunkKind},`;
 const textDeltaPrefix = `[${textDeltaKind},`;
@@ -68,25 +50,6 @@ const toolCallPrefix = `[${toolCallKind},`;
 const toolResultPrefix = `[${toolResultKind},`;
 const toolCallStartPrefix = `[${toolCallStartKind},`;
 const argumentsDeltaPrefix = `[${argumentsDeltaKind},`;
-
-/** The event type each numbered line kind decodes to (a reader can tell a line's type from its kind). */
-export const compactKindTypes: readonly string[] = [
-  'assistant/chunk',
-  'assistant/chunk',
-  'assistant/chunk',
-  'assistant/chunk',
-  'assistant/chunk',
-  'assistant/chunk',
-  'step/start',
-  'step/end',
-  'turn/start',
-  'turn/end',
-  'assistant/message',
-  'tool/call',
-  'tool/result',
-  'assistant/chunk',
-  'assistant/chunk',
-];
 
 /** Turns events into the lines of one session file, in seq order. */
 export interface SessionLineEncoder {
@@ -150,7 +113,7 @@ export class CompactLogCodec implements SessionLineEncoder {
     checkEnvelope: (value: unknown, seq: number) => string | undefined,
   ): AnySessionEvent | string {
     let event: AnySessionEvent | string;
-    if (Array.isArray(value)) event = this.#expand(value);
+    if (Array.isArray(value)) event = expandCompactLine(this.#state, value);
     else {
       const problem = checkEnvelope(value, this.#state.seq);
       event = problem ?? (value as AnySessionEvent);
@@ -392,146 +355,6 @@ export class CompactLogCodec implements SessionLineEncoder {
       return undefined;
     const head = `[${JSON.stringify(event.type)},${dt},${JSON.stringify(event.data)}`;
     return extras === '' ? `${head}]\n` : `${head},{${extras.slice(0, -1)}}]\n`;
-  }
-
-  #expand(line: unknown[]): AnySessionEvent | string {
-    const kind = line[0];
-    const dt = line[1];
-    const data = line[2];
-    if (typeof dt !== 'number' || !Number.isFinite(dt)) return 'the record has no valid time delta';
-    if (line.length < 3) return 'the record has no data';
-    const seq = this.#state.seq;
-    const time = this.#state.time + dt;
-    if (typeof kind === 'string') return expandTypedLine(line, seq, time);
-    if (!isCount(kind) || kind >= kindCount || line.length !== 3) return 'the record has an unknown kind';
-    const step = this.#state.openStep;
-    const turn = this.#state.openTurn;
-    if (kind <= finishKind || kind === toolCallStartKind || kind === argumentsDeltaKind) {
-      if (step === undefined) return 'a chunk record outside a step';
-      const chunk = this.#expandChunk(kind, data);
-      if (typeof chunk === 'string') return chunk;
-      return { type: 'assistant/chunk', seq, time, data: { turn, step, chunk } } as AnySessionEvent;
-    }
-    switch (kind) {
-      case stepStartKind:
-        if (turn === undefined || step !== undefined || !isCount(data)) return 'a step start outside a turn';
-        return { type: 'step/start', seq, time, data: { turn, step: data } } as AnySessionEvent;
-      case stepEndKind:
-        if (step === undefined) return 'a step end outside a step';
-        return { type: 'step/end', seq, time, data: { turn, step } } as AnySessionEvent;
-      case turnStartKind:
-        if (turn !== undefined) return 'a turn start inside a turn';
-        return { type: 'turn/start', seq, time, data: { turn: this.#state.lastTurn + 1 } } as AnySessionEvent;
-      case turnEndKind:
-        if (turn === undefined) return 'a turn end outside a turn';
-        return { type: 'turn/end', seq, time, data: { turn, reason: data } } as AnySessionEvent;
-      default:
-        if (step === undefined) return 'a step record outside a step';
-        return this.#expandStepRecord(kind, data, seq, time);
-    }
-  }
-
-  #expandChunk(kind: number, data: unknown): Shape | string {
-    switch (kind) {
-      case chunkKind:
-        return isShape(data) ? data : 'the chunk is not an object';
-      case textDeltaKind:
-      case reasoningDeltaKind:
-        if (typeof data !== 'string' || this.#state.runStart < 0) return 'a delta without a block';
-        return {
-          type: kind === textDeltaKind ? 'text-delta' : 'reasoning-delta',
-          index: this.#state.runIndex,
-          text: data,
-        };
-      case blockStartKind:
-        if (!Array.isArray(data) || data.length !== 2 || !isCount(data[0]) || typeof data[1] !== 'string')
-          return 'a bad block start';
-        return { type: 'block-start', index: data[0], blockType: data[1] };
-      case blockEndKind: {
-        const block = isCount(data) ? this.#state.builtBlockValue(data) : undefined;
-        if (block === undefined) return 'a block end without its deltas';
-        return { type: 'block-end', index: data, block };
-      }
-      case toolCallStartKind:
-        if (!Array.isArray(data) || data.length !== 3 || this.#state.runStart < 0)
-          return 'a bad tool-call delta';
-        return {
-          type: 'tool-call-delta',
-          index: this.#state.runIndex,
-          id: data[0],
-          name: data[1],
-          argumentsDelta: data[2],
-        };
-      case argumentsDeltaKind:
-        if (typeof data !== 'string' || this.#state.runStart < 0) return 'a bad arguments delta';
-        return { type: 'tool-call-delta', index: this.#state.runIndex, argumentsDelta: data };
-      default:
-        if (typeof data !== 'string') return 'a bad finish reason';
-        return { type: 'finish', reason: { kind: data } };
-    }
-  }
-
-  #expandStepRecord(kind: number, data: unknown, seq: number, time: number): AnySessionEvent | string {
-    const turn = this.#state.openTurn!;
-    const step = this.#state.openStep!;
-    if (kind === toolCallKind) {
-      const call = isCount(data) ? this.#state.callBlock(data) : undefined;
-      if (call === undefined) return 'a tool call without its block';
-      const callData = { turn, step, callId: call.id, name: call.name, arguments: call.arguments };
-      return { type: 'tool/call', seq, time, data: callData } as AnySessionEvent;
-    }
-    if (!Array.isArray(data)) return 'a bad step record';
-    if (kind === replyKind) {
-      const [id, source, usage] = data as unknown[];
-      if (this.#state.runStart < 0 || typeof id !== 'string' || data.length < 2 || data.length > 3)
-        return 'a bad reply';
-      if (source === 0 && this.#state.replySource === '') return 'a reply without an earlier source';
-      const message = {
-        id,
-        role: 'assistant',
-        content: JSON.parse(`[${this.#state.runBlocks.join(',')}]`) as unknown,
-        source: source === 0 ? (JSON.parse(this.#state.replySource) as unknown) : source,
-      };
-      const replyData: Shape = { turn, step, message };
-      if (data.length === 3) replyData.usage = usage;
-      const sources: number[] = [];
-      for (let source = this.#state.runStart; source < seq; source++) sources.push(source);
-      return {
-        type: 'assistant/message',
-        seq,
-        time,
-        data: replyData,
-        surfaceOp: 'append',
-        sourceEventSeqs: sources,
-      } as AnySessionEvent;
-    }
-    const [back, id, content, isError, error] = data as unknown[];
-    const callSeq = seq - (back as number);
-    const callId = isCount(back) ? this.#state.stepCallId(callSeq) : undefined;
-    if (
-      callId === undefined ||
-      typeof id !== 'string' ||
-      (isError !== 0 && isError !== 1) ||
-      data.length < 4 ||
-      data.length > 5
-    )
-      return 'a bad tool result';
-    const block: Shape = { type: 'tool-result', toolCallId: callId, content };
-    if (isError === 1) block.isError = true;
-    const resultData: Shape = {
-      turn,
-      step,
-      message: { id, role: 'user', content: [block], source: { kind: 'tool', callId } },
-    };
-    if (data.length === 5) resultData.error = error;
-    return {
-      type: 'tool/result',
-      seq,
-      time,
-      data: resultData,
-      surfaceOp: 'append',
-      sourceEventSeqs: [callSeq],
-    } as AnySessionEvent;
   }
 }
 

@@ -1,7 +1,8 @@
 import type { SessionLogPrefix } from '../session-log.ts';
 import type { AnySessionEvent } from '../session-event.ts';
 import { isKnownSessionEventType } from '../session-event.ts';
-import { CompactLogCodec, compactKindTypes } from './compact-log-codec.ts';
+import { CompactLogCodec } from './compact-log-codec.ts';
+import { compactKindTypes } from './compact-line-kinds.ts';
 import { expandTypedLine } from './typed-log-line.ts';
 import type { CompactLogResumeState } from './compact-log-state.ts';
 import { isCount, isShape } from './compact-log-state.ts';

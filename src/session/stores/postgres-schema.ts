@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { SessionError } from '../session-error.ts';
-import { compactKindTypes } from './compact-log-codec.ts';
+import { compactKindTypes } from './compact-line-kinds.ts';
 import { storeError } from './postgres-errors.ts';
 
 /** The schema version this code creates and reads; a database at a newer version is refused untouched. */
