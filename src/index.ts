@@ -205,7 +205,7 @@ export { defaultRecordViews } from './record-views.ts';
 
 // Sessions on PostgreSQL: many servers, one writer per session.
 export { PostgresSessionStore } from './session/stores/postgres-session-store.ts';
-export type { PostgresSessionStoreOptions } from './session/stores/postgres-session-store.ts';
+export type { PostgresSessionStoreOptions } from './session/stores/postgres-session-store-options.ts';
 export { SessionFencedError } from './session/stores/postgres-lease.ts';
 export { openSessionStore } from './session/stores/open-session-store.ts';
 export type { OpenSessionStoreOptions } from './session/stores/open-session-store.ts';

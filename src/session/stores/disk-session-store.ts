@@ -15,7 +15,7 @@ import type {
   SessionSummary,
   StoredSessionLog,
 } from '../session-store.ts';
-import { priceTally, summarizeSession, tallySession } from '../session-summary.ts';
+import { summarizeSession, tallySession } from '../session-summary.ts';
 import type { SessionTally } from '../session-summary.ts';
 import {
   SessionSnapshotFiles,
@@ -25,8 +25,8 @@ import {
 } from './session-snapshot.ts';
 import { buildLoadedSession, loadFromSnapshot, loadFullLog } from './loaded-session-log.ts';
 import type { BuiltSession, LoadedSessionLog } from './loaded-session-log.ts';
-import { SessionSummaryCache } from './session-summary-cache.ts';
-import { readStoredLog, tallyFromSnapshot } from './stored-log-read.ts';
+import { DiskSessionSummaries } from './disk-session-summaries.ts';
+import { readStoredLog } from './stored-log-read.ts';
 import { SessionFileWriter } from './session-file-writer.ts';
 import { linkIntoPlace } from './link-into-place.ts';
 import { checkSessionId, constructStoredSession, isValidSessionId } from './stored-session.ts';
@@ -88,8 +88,7 @@ export class DiskSessionStore implements SessionStore {
   readonly #onDurable: ((sessionId: string, eventCount: number) => void) | undefined;
   readonly #durability: SessionDurability | undefined;
   readonly #live = new Map<string, LiveEntry>();
-  readonly #summaries = new Map<string, { size: number; modified: number; summary: SessionSummary }>();
-  readonly #summaryCache: SessionSummaryCache;
+  readonly #summaries: DiskSessionSummaries;
   readonly #snapshots: SessionSnapshotFiles;
   #hooks: HookBus | undefined;
 
@@ -98,8 +97,13 @@ export class DiskSessionStore implements SessionStore {
       throw new SessionError('SESSION_IO', 'DiskSessionStore needs a root directory');
     }
     this.root = options.root;
-    this.#summaryCache = new SessionSummaryCache(options.root);
     this.#snapshots = new SessionSnapshotFiles(options.root);
+    this.#summaries = new DiskSessionSummaries({
+      root: options.root,
+      pricing: options.pricing,
+      snapshots: this.#snapshots,
+      readLog: (id, path) => this.#readLog(id, path),
+    });
     this.#batchWindowMs = options.batchWindowMs;
     this.#pricing = options.pricing;
     this.#onDurable = options.onDurable;
@@ -287,8 +291,7 @@ export class DiskSessionStore implements SessionStore {
     } finally {
       await lock.release();
     }
-    this.#summaries.delete(id);
-    await this.#summaryCache.remove(id);
+    await this.#summaries.remove(id);
     await this.#snapshots.remove(id);
   }
 
@@ -317,7 +320,7 @@ export class DiskSessionStore implements SessionStore {
       const tally = tallySession(session.header, session.log, live.prefixTally);
       // The log is complete now: its listing row is cached against the file as it stands, so the next
       // listing (`rein run --continue` lists first) does not parse the whole log again.
-      await this.#cacheTally(session, live.format, tally);
+      await this.#summaries.cacheTally(session, live.format, tally);
       await this.#saveSnapshot(live, tally);
     } finally {
       await live.lock.release();
@@ -346,18 +349,6 @@ export class DiskSessionStore implements SessionStore {
       scans: session.scans.save(session.length),
       surfaceEvents: snapshotSurfaceEvents(session, live.readEvents),
     });
-  }
-
-  async #cacheTally(session: Session, format: SessionLogFormat, tally: SessionTally): Promise<void> {
-    let info: { size: number; mtimeMs: number };
-    try {
-      info = await stat(this.pathOf(session.id));
-    } catch {
-      // The file went away (deleted by hand): there is nothing to cache.
-      return;
-    }
-    const stamp = { size: info.size, mtimeMs: info.mtimeMs };
-    await this.#summaryCache.put(session.id, stamp, { format, tally });
   }
 
   async exportLog(id: string): Promise<string> {
@@ -407,52 +398,7 @@ export class DiskSessionStore implements SessionStore {
   async #summary(id: string): Promise<SessionSummary | undefined> {
     const live = this.#live.get(id);
     if (live !== undefined) return summarizeSession(live.session.header, live.session.log, this.#pricing);
-    const path = join(this.root, `${id}.jsonl`);
-    try {
-      const info = await stat(path);
-      const cached = this.#summaries.get(id);
-      if (cached !== undefined && cached.size === info.size && cached.modified === info.mtimeMs) {
-        return cached.summary;
-      }
-      const stamp = { size: info.size, mtimeMs: info.mtimeMs };
-      const durable = await this.#summaryCache.get(id, stamp);
-      let summary: SessionSummary;
-      if (durable !== undefined) {
-        summary = priceTally(durable.tally, this.#pricing);
-        if (durable.corrupt !== undefined) summary.corrupt = durable.corrupt;
-      } else {
-        // A file whose listing row is not cached (written elsewhere, or copied) tallies from its snapshot.
-        const bytes = await this.#readLog(id, path);
-        const fromSnapshot = await tallyFromSnapshot(bytes, () => this.#snapshots.read(id), { id, path });
-        if (fromSnapshot !== undefined) {
-          summary = priceTally(fromSnapshot.tally, this.#pricing);
-          await this.#summaryCache.put(id, stamp, fromSnapshot);
-          this.#summaries.set(id, { size: info.size, modified: info.mtimeMs, summary });
-          return summary;
-        }
-        const parsed = parseSessionLog(bytes, { id, path, salvage: true });
-        const tally = tallySession(parsed.header, parsed.events);
-        summary = priceTally(tally, this.#pricing);
-        const corrupt =
-          parsed.corrupt === undefined
-            ? undefined
-            : { line: parsed.corrupt.line, offset: parsed.corrupt.offset };
-        if (corrupt !== undefined) summary.corrupt = corrupt;
-        await this.#summaryCache.put(
-          id,
-          stamp,
-          corrupt === undefined
-            ? { format: parsed.format, tally }
-            : { format: parsed.format, tally, corrupt },
-        );
-      }
-      this.#summaries.set(id, { size: info.size, modified: info.mtimeMs, summary });
-      return summary;
-    } catch (error) {
-      // A vanished file, a foreign file or a newer format has no row; `read` reports why.
-      if (error instanceof SessionError) return undefined;
-      throw error;
-    }
+    return this.#summaries.summaryOf(id);
   }
 
   async #parse(id: string, path: string, salvage: boolean): Promise<ParsedSessionLog> {

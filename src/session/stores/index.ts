@@ -4,7 +4,7 @@ export type { SessionLockHolder } from './session-lock.ts';
 export { SessionCorruptError, sessionLogVersion } from './session-log-format.ts';
 export type { SessionDurability } from './session-file-writer.ts';
 export { PostgresSessionStore } from './postgres-session-store.ts';
-export type { PostgresSessionStoreOptions } from './postgres-session-store.ts';
+export type { PostgresSessionStoreOptions } from './postgres-session-store-options.ts';
 export { SessionFencedError } from './postgres-lease.ts';
 export { isPostgresUrl } from './postgres-url.ts';
 export { postgresSchemaVersion } from './postgres-schema.ts';
