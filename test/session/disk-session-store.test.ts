@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -338,6 +338,9 @@ describe('DiskSessionStore: loading damaged logs', () => {
       expect(await readFile(join(root, `${id}.jsonl`), 'utf8')).toBe(text);
       expect(existsSync(join(root, `${id}.lock`))).toBe(false);
     }
+    expect(await store.list()).toEqual([]);
+    // A file that is gone by the time it is looked at (here a link to nothing) has no row either.
+    await symlink(join(root, 'nowhere.jsonl'), join(root, 'vanished.jsonl'));
     expect(await store.list()).toEqual([]);
     // An unknown type marked ignorable is kept and loads.
     await writeFile(

@@ -9,6 +9,7 @@ import type { SessionLogFormat } from './session-log-format.ts';
 import { parseSessionLog } from './session-log-format.ts';
 import type { SessionSnapshotFiles } from './session-snapshot.ts';
 import { SessionSummaryCache } from './session-summary-cache.ts';
+import { ioError, isCode } from './session-io-error.ts';
 import { tallyFromSnapshot } from './stored-log-read.ts';
 
 /**
@@ -84,9 +85,10 @@ export class DiskSessionSummaries {
       this.#summaries.set(id, { size: info.size, modified: info.mtimeMs, summary });
       return summary;
     } catch (error) {
-      // A vanished file, a foreign file or a newer format has no row; `read` reports why.
-      if (error instanceof SessionError) return undefined;
-      throw error;
+      // A vanished file (gone since the directory was read), a foreign file or a newer format has no
+      // row; `read` reports why. Any other failure to look at the file is SESSION_IO naming it.
+      if (error instanceof SessionError || isCode(error, 'ENOENT')) return undefined;
+      throw ioError(path, error);
     }
   }
 
