@@ -273,10 +273,18 @@ describe('a snapshot that does not match its log is ignored', () => {
     await store.release(session);
     await spoil();
     const bare = await copyWithoutSnapshot('spoiled');
-    const opened = await new DiskSessionStore({ root }).open('spoiled');
-    const full = await new DiskSessionStore({ root: bare }).open('spoiled');
-    expect(opened.deferredEvents).toBe(0);
-    expect(stateOf(opened)).toEqual(stateOf(full));
+    const openedStore = new DiskSessionStore({ root });
+    const fullStore = new DiskSessionStore({ root: bare });
+    const opened = await openedStore.open('spoiled');
+    const full = await fullStore.open('spoiled');
+    try {
+      expect(opened.deferredEvents).toBe(0);
+      expect(stateOf(opened)).toEqual(stateOf(full));
+    } finally {
+      // Released, not dropped: a session left open keeps its file handle until the collector closes it.
+      await openedStore.release(opened);
+      await fullStore.release(full);
+    }
   }
   const snapshotPath = (): string => join(root, '.snapshots', 'spoiled.json');
   const editSnapshot = async (edit: (snapshot: Record<string, unknown>) => void): Promise<void> => {
