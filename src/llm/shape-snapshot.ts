@@ -14,7 +14,7 @@ import type { StreamChunk, TokenUsage } from './stream-chunk.ts';
  * through a literal for the common shapes.
  */
 export function snapshotChunk(chunk: StreamChunk, prefix: string, suffix: string): StreamChunk {
-  return chunkLiteral(chunk) ?? snapshotAt(chunk, prefix, suffix, 'none');
+  return literalChunk(chunk) ?? snapshotAt(chunk, prefix, suffix, 'none');
 }
 
 /**
@@ -52,7 +52,12 @@ function usageLiteral(usage: unknown): TokenUsage | undefined {
   return Object.freeze({ inputTokens, outputTokens });
 }
 
-function chunkLiteral(chunk: StreamChunk): StreamChunk | undefined {
+/**
+ * The frozen copy of a chunk of one of the common shapes (exactly their members, in order, with valid
+ * values; nested block, usage and reason frozen too), built as one literal; undefined for anything else,
+ * which `snapshotChunk` then snapshots through the general walk.
+ */
+export function literalChunk(chunk: StreamChunk): StreamChunk | undefined {
   if (!isPlainRecord(chunk)) return undefined;
   // Members are read only once the keys are known to be exactly the expected ones, as the walk reads them.
   const record = chunk as Partial<Record<string, unknown>>;

@@ -19,7 +19,7 @@ import {
   snapshotJson,
 } from '../llm/index.ts';
 import type { Session } from '../session/index.ts';
-import { appendBuilt, assistantMessageData, checkpointDone, chunkData } from '../session/index.ts';
+import { appendBuilt, appendChunk, assistantMessageData, checkpointDone } from '../session/index.ts';
 import type { ToolRegistry } from '../tools/index.ts';
 import { throwIfAborted } from './agent-aborted-error.ts';
 import { RequestEnvelope } from './request-envelope.ts';
@@ -147,7 +147,7 @@ export class StepRunner {
     try {
       await forEachChunk(stream, (chunk) => {
         throwIfAborted(signal);
-        chunkSeqs.push(appendBuilt(session, 'assistant/chunk', chunkData(turn, step, chunk)).seq);
+        chunkSeqs.push(appendChunk(session, turn, step, chunk).seq);
         assembler.push(chunk);
       });
       throwIfAborted(signal);

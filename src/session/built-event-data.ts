@@ -5,9 +5,12 @@ import type {
   ToolCallBlock,
   ToolResultMessage,
 } from '../llm/index.ts';
-import { isJsonSnapshot, snapshotChunk, snapshotUsage } from '../llm/index.ts';
+import { isJsonSnapshot, literalChunk, snapshotChunk, snapshotUsage } from '../llm/index.ts';
+import { literalChunkKind } from './packed-event.ts';
+import { appendBuilt } from './session.ts';
+import type { Session } from './session.ts';
 import { appendSnapshotError } from './session-error.ts';
-import type { SessionEventMap } from './session-event.ts';
+import type { SessionEvent, SessionEventMap } from './session-event.ts';
 
 // Typed constructors of the data the loop appends most (per step: its boundaries, every chunk, each tool
 // call), for `appendBuilt`: each returns a frozen plain object of exactly the shape `append` would have
@@ -36,6 +39,25 @@ export function chunkData(
     throw appendSnapshotError(error);
   }
   return Object.freeze({ turn, step, chunk: copy });
+}
+
+/**
+ * Appends the `assistant/chunk` event of a provider's chunk in the open step, as
+ * `appendBuilt(session, 'assistant/chunk', chunkData(turn, step, chunk))` does; a chunk of a common shape
+ * is copied as one literal whose packed kind is known from it, so the log does not judge it again.
+ */
+export function appendChunk(
+  session: Session,
+  turn: number,
+  step: number,
+  chunk: StreamChunk,
+): SessionEvent<'assistant/chunk'> {
+  const literal = literalChunk(chunk);
+  if (literal === undefined) return appendBuilt(session, 'assistant/chunk', chunkData(turn, step, chunk));
+  const data = Object.freeze({ turn, step, chunk: literal });
+  // The loop's turn and step are safe integers; were they not, the log judges the event itself.
+  const kind = Number.isSafeInteger(turn) && Number.isSafeInteger(step) ? literalChunkKind(literal) : -1;
+  return appendBuilt(session, 'assistant/chunk', data, undefined, kind);
 }
 
 /**

@@ -226,6 +226,37 @@ export function rebuildChunk(kind: number, entry: unknown, index: number): unkno
   return Object.freeze({ type: 'finish', reason: Object.freeze({ kind: finishKinds[kind - finishEntry]! }) });
 }
 
+/**
+ * The kind `packedKindOf` gives an `assistant/chunk` event of exactly type, seq, time and data whose data
+ * is exactly `{ turn, step, chunk }`, frozen, with safe-integer turn and step, and whose chunk `literalChunk`
+ * made (its members exact by construction, frozen at every level): judged from the chunk's type and
+ * values alone, without walking members again.
+ */
+export function literalChunkKind(chunk: unknown): number {
+  const fields = chunk as { type: string; index?: unknown; blockType?: unknown; reason?: { kind: unknown } };
+  switch (fields.type) {
+    case 'text-delta':
+      return isBlockIndex(fields.index) ? textDeltaEntry : chunkEntry;
+    case 'reasoning-delta':
+      return isBlockIndex(fields.index) ? reasoningDeltaEntry : chunkEntry;
+    case 'usage':
+      return usageEntry;
+    case 'finish': {
+      const position = finishKinds.indexOf(fields.reason!.kind as (typeof finishKinds)[number]);
+      return position < 0 ? chunkEntry : finishEntry + position;
+    }
+    case 'block-start': {
+      if (!isBlockIndex(fields.index)) return chunkEntry;
+      const position = blockTypes.indexOf(fields.blockType as (typeof blockTypes)[number]);
+      return position < 0 ? chunkEntry : blockStartEntry + position;
+    }
+    case 'block-end':
+      return isBlockIndex(fields.index) ? blockEndEntry : chunkEntry;
+    default:
+      return chunkEntry;
+  }
+}
+
 /** True for a turn number a packed entry can hold (a small integer). */
 function isPackedTurn(turn: unknown): boolean {
   return Number.isSafeInteger(turn) && (turn as number) >= 0 && (turn as number) <= maxPackedTurn;

@@ -111,11 +111,12 @@ export class SessionLog implements ReadonlySessionLog {
 
   /**
    * Adds the next event; its `seq` must equal `length` and it must be frozen (the caller checks both).
-   * `bare` promises that the event has exactly type, seq, time and data (as `Session` builds it).
+   * `bare` promises that the event has exactly type, seq, time and data (as `Session` builds it);
+   * `knownKind`, when not -1, is the kind `packedKindOf` would give it, already known to the caller.
    * Returns the shape the event was judged to have (`packedKindOf`; `eventEntry` for none), which a
    * persistence sink may rely on instead of judging it again.
    */
-  push(event: AnySessionEvent, bare = false): number {
+  push(event: AnySessionEvent, bare = false, knownKind = -1): number {
     const seq = this.#length;
     const position = seq - this.#base;
     const page = position >>> pageBits;
@@ -130,7 +131,9 @@ export class SessionLog implements ReadonlySessionLog {
     const time = event.time;
     const kind =
       Number.isSafeInteger(time) && time >= 0 && time < maxPackedTime
-        ? packedKindOf(event, bare)
+        ? knownKind >= 0
+          ? knownKind
+          : packedKindOf(event, bare)
         : eventEntry;
     this.#length = seq + 1;
     // Deltas, the bulk of a log, take the shortest path.

@@ -97,6 +97,9 @@ export const checkpointDone: Promise<void> = Promise.resolve();
 // Set by `appendBuilt` for the one append it makes, read (and cleared) first thing by that append's
 // `#build`: an append made by an observer during publication never sees it.
 let dataIsBuilt = false;
+// Set by `appendBuilt` with the packed kind its caller already knows, read (and reset) first thing by
+// that append: an append made by an observer during publication never sees it.
+let builtPackedKind = -1;
 const noOptions: AppendOptions = Object.freeze({});
 
 /**
@@ -105,6 +108,8 @@ const noOptions: AppendOptions = Object.freeze({});
  * is committed as it is, without the snapshot's walk; everything else (enclosure and surface checks,
  * packing, persistence, publication) is `append`'s. Data that is not frozen is snapshotted as usual. A
  * frozen `sourceEventSeqs` (the loop's own seqs) is kept as it is too; the surface check validates it.
+ * `packedKind`, when not -1, is the kind `packedKindOf` gives the committed event (the caller built its
+ * data and knows; see `literalChunkKind`), so the log does not judge it again.
  * Internal: plugin and user data always goes through `append`.
  */
 export function appendBuilt<Type extends SessionEventType>(
@@ -112,12 +117,15 @@ export function appendBuilt<Type extends SessionEventType>(
   type: Type,
   data: SessionEventMap[Type],
   options: AppendOptions = noOptions,
+  packedKind = -1,
 ): SessionEvent<Type> {
   dataIsBuilt = true;
+  builtPackedKind = packedKind;
   try {
     return session.append(type, data, options);
   } finally {
     dataIsBuilt = false;
+    builtPackedKind = -1;
   }
 }
 
@@ -311,6 +319,8 @@ export class Session {
     data: SessionEventMap[Type],
     options: AppendOptions = {},
   ): SessionEvent<Type> {
+    const knownKind = builtPackedKind;
+    builtPackedKind = -1;
     if (this.#closed) throw new SessionError('SESSION_CLOSED', `session ${this.id} is closed`);
     const event = this.#build(type, data, options, this.#log.length, Date.now());
     // Commit and publication are written out here rather than called: one body past V8's inlining size
@@ -323,7 +333,8 @@ export class Session {
       surfaceEventTypes.has(event.type);
     this.#enclosure.check(event);
     if (onSurface) this.#surface.check(event);
-    const packedKind = this.#log.push(event, !onSurface && event.ignorable === undefined);
+    const bare = !onSurface && event.ignorable === undefined;
+    const packedKind = this.#log.push(event, bare, bare ? knownKind : -1);
     this.#enclosure.apply(event);
     if (onSurface) this.#surface.apply(event);
     // Then written, then published: a persistence sink sees every commit before any observer reacts.
