@@ -5,7 +5,7 @@ import type {
   ToolCallBlock,
   ToolResultMessage,
 } from '../llm/index.ts';
-import { isJsonSnapshot, literalChunk, snapshotChunk, snapshotUsage } from '../llm/index.ts';
+import { isJsonSnapshot, literalChunk, snapshotAt, snapshotUsage } from '../llm/index.ts';
 import { literalChunkKind } from './packed-event.ts';
 import { appendBuilt } from './session.ts';
 import type { Session } from './session.ts';
@@ -24,27 +24,10 @@ export function stepData(turn: number, step: number): SessionEventMap['step/star
 }
 
 /**
- * The data of an `assistant/chunk` event, the provider's chunk snapshotted (validated, copied, frozen).
- * Throws SessionError `INVALID_JSON_DATA` naming the offending spot, as `append` does.
- */
-export function chunkData(
-  turn: number,
-  step: number,
-  chunk: StreamChunk,
-): SessionEventMap['assistant/chunk'] {
-  let copy: StreamChunk;
-  try {
-    copy = snapshotChunk(chunk, 'assistant/chunk', '.data.chunk');
-  } catch (error) {
-    throw appendSnapshotError(error);
-  }
-  return Object.freeze({ turn, step, chunk: copy });
-}
-
-/**
- * Appends the `assistant/chunk` event of a provider's chunk in the open step, as
- * `appendBuilt(session, 'assistant/chunk', chunkData(turn, step, chunk))` does; a chunk of a common shape
- * is copied as one literal whose packed kind is known from it, so the log does not judge it again.
+ * Appends the `assistant/chunk` event of a provider's chunk in the open step, its chunk snapshotted
+ * (validated, copied, frozen) exactly as `append` would. A chunk of a common shape is copied as one
+ * literal whose packed kind follows from it, so the log does not judge it again; anything else takes the
+ * general walk. Throws SessionError `INVALID_JSON_DATA` naming the offending spot, as `append` does.
  */
 export function appendChunk(
   session: Session,
@@ -53,11 +36,19 @@ export function appendChunk(
   chunk: StreamChunk,
 ): SessionEvent<'assistant/chunk'> {
   const literal = literalChunk(chunk);
-  if (literal === undefined) return appendBuilt(session, 'assistant/chunk', chunkData(turn, step, chunk));
-  const data = Object.freeze({ turn, step, chunk: literal });
-  // The loop's turn and step are safe integers; were they not, the log judges the event itself.
-  const kind = Number.isSafeInteger(turn) && Number.isSafeInteger(step) ? literalChunkKind(literal) : -1;
-  return appendBuilt(session, 'assistant/chunk', data, undefined, kind);
+  if (literal !== undefined) {
+    const data = Object.freeze({ turn, step, chunk: literal });
+    // The loop's turn and step are safe integers; were they not, the log judges the event itself.
+    const kind = Number.isSafeInteger(turn) && Number.isSafeInteger(step) ? literalChunkKind(literal) : -1;
+    return appendBuilt(session, 'assistant/chunk', data, undefined, kind);
+  }
+  let copy: StreamChunk;
+  try {
+    copy = snapshotAt(chunk, 'assistant/chunk', '.data.chunk', 'none');
+  } catch (error) {
+    throw appendSnapshotError(error);
+  }
+  return appendBuilt(session, 'assistant/chunk', Object.freeze({ turn, step, chunk: copy }));
 }
 
 /**

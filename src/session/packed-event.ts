@@ -230,7 +230,8 @@ export function rebuildChunk(kind: number, entry: unknown, index: number): unkno
  * The kind `packedKindOf` gives an `assistant/chunk` event of exactly type, seq, time and data whose data
  * is exactly `{ turn, step, chunk }`, frozen, with safe-integer turn and step, and whose chunk `literalChunk`
  * made (its members exact by construction, frozen at every level): judged from the chunk's type and
- * values alone, without walking members again.
+ * values alone, without walking members again. `packedKindOf` judges every chunk here once its shape
+ * is checked.
  */
 export function literalChunkKind(chunk: unknown): number {
   const fields = chunk as { type: string; index?: unknown; blockType?: unknown; reason?: { kind: unknown } };
@@ -267,38 +268,39 @@ function chunkKindOf(data: unknown): number {
   if (!hasExactKeys(data, chunkDataKeys)) return eventEntry;
   const { turn, step, chunk } = data as { turn: unknown; step: unknown; chunk: unknown };
   if (!Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !Object.isFrozen(data)) return eventEntry;
+  return hasLiteralShape(chunk) ? literalChunkKind(chunk) : chunkEntry;
+}
+
+/**
+ * True for a chunk of exactly the members `literalChunk` gives its type, with the string text and frozen
+ * parts `literalChunkKind` relies on (the values it judges itself).
+ */
+function hasLiteralShape(chunk: unknown): boolean {
   const fields = chunk as {
     type?: unknown;
-    index?: unknown;
     text?: unknown;
     usage?: unknown;
     reason?: unknown;
+    block?: unknown;
   };
   switch (fields?.type) {
     case 'text-delta':
     case 'reasoning-delta':
-      if (!hasExactKeys(chunk, deltaKeys) || typeof fields.text !== 'string' || !isBlockIndex(fields.index))
-        return chunkEntry;
-      return fields.type === 'text-delta' ? textDeltaEntry : reasoningDeltaEntry;
+      return hasExactKeys(chunk, deltaKeys) && typeof fields.text === 'string';
     case 'usage':
-      return hasExactKeys(chunk, usageKeys) && isFrozenObject(fields.usage) ? usageEntry : chunkEntry;
-    case 'finish': {
-      const position = hasExactKeys(chunk, finishKeys) ? simpleKindIndex(fields.reason, finishKinds) : -1;
-      return position < 0 ? chunkEntry : finishEntry + position;
-    }
-    case 'block-start': {
-      const blockType = (chunk as { blockType?: unknown }).blockType;
-      if (!hasExactKeys(chunk, blockStartKeys) || !isBlockIndex(fields.index)) return chunkEntry;
-      const position = blockTypes.indexOf(blockType as (typeof blockTypes)[number]);
-      return position < 0 ? chunkEntry : blockStartEntry + position;
-    }
-    case 'block-end': {
-      const block = (chunk as { block?: unknown }).block;
-      if (!hasExactKeys(chunk, blockEndKeys) || !isBlockIndex(fields.index)) return chunkEntry;
-      return isFrozenObject(block) ? blockEndEntry : chunkEntry;
-    }
+      return hasExactKeys(chunk, usageKeys) && isFrozenObject(fields.usage);
+    case 'finish':
+      return (
+        hasExactKeys(chunk, finishKeys) &&
+        hasExactKeys(fields.reason, reasonKeys) &&
+        Object.isFrozen(fields.reason)
+      );
+    case 'block-start':
+      return hasExactKeys(chunk, blockStartKeys);
+    case 'block-end':
+      return hasExactKeys(chunk, blockEndKeys) && isFrozenObject(fields.block);
     default:
-      return chunkEntry;
+      return false;
   }
 }
 

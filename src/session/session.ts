@@ -94,12 +94,11 @@ declare module '../hooks/hook-event-map.ts' {
  */
 export const checkpointDone: Promise<void> = Promise.resolve();
 
-// Set by `appendBuilt` for the one append it makes, read (and cleared) first thing by that append's
-// `#build`: an append made by an observer during publication never sees it.
-let dataIsBuilt = false;
-// Set by `appendBuilt` with the packed kind its caller already knows, read (and reset) first thing by
-// that append: an append made by an observer during publication never sees it.
-let builtPackedKind = -1;
+// What `appendBuilt` tells the one append it makes, read (and reset) first thing by that append, so an
+// append made by an observer during publication never sees it: `notBuilt`, or built data whose packed
+// kind is that number (-1 when the caller does not know it).
+const notBuilt = -2;
+let builtAppend = notBuilt;
 const noOptions: AppendOptions = Object.freeze({});
 
 /**
@@ -119,13 +118,11 @@ export function appendBuilt<Type extends SessionEventType>(
   options: AppendOptions = noOptions,
   packedKind = -1,
 ): SessionEvent<Type> {
-  dataIsBuilt = true;
-  builtPackedKind = packedKind;
+  builtAppend = packedKind;
   try {
     return session.append(type, data, options);
   } finally {
-    dataIsBuilt = false;
-    builtPackedKind = -1;
+    builtAppend = notBuilt;
   }
 }
 
@@ -319,10 +316,10 @@ export class Session {
     data: SessionEventMap[Type],
     options: AppendOptions = {},
   ): SessionEvent<Type> {
-    const knownKind = builtPackedKind;
-    builtPackedKind = -1;
+    const built = builtAppend;
+    builtAppend = notBuilt;
     if (this.#closed) throw new SessionError('SESSION_CLOSED', `session ${this.id} is closed`);
-    const event = this.#build(type, data, options, this.#log.length, Date.now());
+    const event = this.#build(type, data, options, this.#log.length, Date.now(), 'none', built !== notBuilt);
     // Commit and publication are written out here rather than called: one body past V8's inlining size
     // limit, so the loop's many call sites share one compiled append instead of each inlining its own
     // copy of the path (which multiplied the optimizing compiler's work per step). As in #commit:
@@ -334,7 +331,7 @@ export class Session {
     this.#enclosure.check(event);
     if (onSurface) this.#surface.check(event);
     const bare = !onSurface && event.ignorable === undefined;
-    const packedKind = this.#log.push(event, bare, bare ? knownKind : -1);
+    const packedKind = this.#log.push(event, bare, bare && built >= 0 ? built : -1);
     this.#enclosure.apply(event);
     if (onSurface) this.#surface.apply(event);
     // Then written, then published: a persistence sink sees every commit before any observer reacts.
@@ -375,9 +372,8 @@ export class Session {
     seq: number,
     time: number,
     adoptMode: AdoptMode = 'none',
+    built = false,
   ): AnySessionEvent {
-    const built = dataIsBuilt;
-    dataIsBuilt = false;
     if (typeof type !== 'string' || type === '')
       throw new SessionError('INVALID_EVENT', 'event type is required');
     let frozenData: unknown;

@@ -4,8 +4,8 @@ import { createHarness } from '../../src/index.ts';
 import {
   Session,
   appendBuilt,
+  appendChunk,
   assistantMessageData,
-  chunkData,
   createAssistantMessage,
   snapshotJson,
 } from '../../src/internal.ts';
@@ -80,7 +80,7 @@ describe('source lists the loop builds itself', () => {
     const session = new Session({ header: { version: 0, id: 's1', createdAt: 0 } });
     session.append('turn/start', { turn: 1 });
     session.append('step/start', { turn: 1, step: 1 });
-    appendBuilt(session, 'assistant/chunk', chunkData(1, 1, { type: 'text-delta', index: 0, text: 'a' }));
+    appendChunk(session, 1, 1, { type: 'text-delta', index: 0, text: 'a' });
     return session;
   }
 

@@ -18,7 +18,7 @@ const small = fc.integer({ min: 0, max: 3 });
 const text = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('', 'é🙂', '"q"\n', '\ud800'));
 
 /** The chunk of every shape the log packs, and a few it does not. */
-const chunk = fc.oneof(
+const shapedChunk = fc.oneof(
   fc.record({ type: fc.constantFrom('text-delta', 'reasoning-delta'), index: small, text }),
   fc.record({
     type: fc.constant('block-start'),
@@ -49,6 +49,16 @@ const chunk = fc.oneof(
     argumentsDelta: fc.constantFrom('{}', '{"a":'),
   }),
   fc.record({ type: fc.constant('tool-call-delta'), index: small, argumentsDelta: text }),
+);
+
+/**
+ * Those chunks, and the same bent off their shapes (a member too many, a text that is no string): the
+ * log vouches only for such an event's envelope and data, and the chunk's own checks must still run.
+ */
+const chunk = fc.oneof(
+  { weight: 4, arbitrary: shapedChunk },
+  { weight: 1, arbitrary: shapedChunk.map((value) => ({ ...value, extra: 1 })) },
+  { weight: 1, arbitrary: shapedChunk.map((value) => ({ ...value, text: 7 })) },
 );
 
 /**

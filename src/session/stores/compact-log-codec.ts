@@ -20,19 +20,7 @@ import {
   toolCallStartKind,
   argumentsDeltaKind,
 } from './compact-line-kinds.ts';
-import {
-  blockEndEntry,
-  blockStartEntry,
-  eventEntry,
-  finishEntry,
-  reasoningDeltaEntry,
-  stepEndEntry,
-  stepStartEntry,
-  textDeltaEntry,
-  turnEndEntry,
-  turnStartEntry,
-  usageEntry,
-} from '../packed-event.ts';
+import { chunkEntry, eventEntry } from '../packed-event.ts';
 
 // Each line starts with its kind: the opening text is made once, not per line.
 const chunkPrefix = `[${chunkKind},`;
@@ -128,31 +116,36 @@ export class CompactLogCodec implements SessionLineEncoder {
     if (event.seq !== this.#state.seq || this.#state.time + dt !== time || !Number.isFinite(dt))
       return undefined;
     const data = event.data as Shape;
-    if (packedKind !== eventEntry) {
-      const line = this.#packedLine(data, packedKind, dt);
-      if (line !== undefined) return line;
-    }
     const step = this.#state.openStep;
     const turn = this.#state.openTurn;
+    // The session's log vouched for this event's envelope and data members (`packedKindOf`): for chunks
+    // and boundaries those checks are skipped, only this codec's state is compared.
+    const vouched = packedKind !== eventEntry;
     switch (event.type) {
       case 'assistant/chunk':
-        if (step === undefined || !isPlainEvent(event, committed) || !hasKeys(data, chunkDataKeys)) break;
-        if (data.turn === turn && data.step === step) return this.#chunkLine(data.chunk as Shape, dt);
+        if (step === undefined) break;
+        if (!vouched && (!isPlainEvent(event, committed) || !hasKeys(data, chunkDataKeys))) break;
+        if (data.turn === turn && data.step === step)
+          return this.#chunkLine(data.chunk as Shape, dt, vouched && packedKind !== chunkEntry);
         break;
       case 'step/start':
-        if (step !== undefined || !isPlainEvent(event, committed) || !hasKeys(data, stepKeys)) break;
+        if (step !== undefined) break;
+        if (!vouched && (!isPlainEvent(event, committed) || !hasKeys(data, stepKeys))) break;
         if (data.turn === turn && isCount(data.step)) return `${stepStartPrefix}${dt},${data.step}]\n`;
         break;
       case 'step/end':
-        if (step === undefined || !isPlainEvent(event, committed) || !hasKeys(data, stepKeys)) break;
+        if (step === undefined) break;
+        if (!vouched && (!isPlainEvent(event, committed) || !hasKeys(data, stepKeys))) break;
         if (data.turn === turn && data.step === step) return `${stepEndPrefix}${dt},0]\n`;
         break;
       case 'turn/start':
-        if (turn !== undefined || !isPlainEvent(event, committed) || !hasKeys(data, turnKeys)) break;
+        if (turn !== undefined) break;
+        if (!vouched && (!isPlainEvent(event, committed) || !hasKeys(data, turnKeys))) break;
         if (data.turn === this.#state.lastTurn + 1) return `${turnStartPrefix}${dt},0]\n`;
         break;
       case 'turn/end':
-        if (turn === undefined || !isPlainEvent(event, committed) || !hasKeys(data, turnEndKeys)) break;
+        if (turn === undefined) break;
+        if (!vouched && (!isPlainEvent(event, committed) || !hasKeys(data, turnEndKeys))) break;
         if (data.turn === turn) return `${turnEndPrefix}${dt},${JSON.stringify(data.reason)}]\n`;
         break;
       case 'assistant/message':
@@ -173,59 +166,13 @@ export class CompactLogCodec implements SessionLineEncoder {
     return this.#genericLine(event, dt, committed);
   }
 
-  /**
-   * The line of an event whose shape the session's log vouched for (`packedKindOf`: the envelope is
-   * exactly type, seq, time and data, the data and chunk have exactly their kind's members and values),
-   * so only this codec's state is checked; the same line `#compact`'s general path builds, or undefined
-   * to let that path decide.
-   */
-  #packedLine(data: Shape, kind: number, dt: number): string | undefined {
-    const state = this.#state;
-    if (kind <= reasoningDeltaEntry || (kind >= usageEntry && kind <= blockEndEntry)) {
-      if (state.openStep === undefined || data.turn !== state.openTurn || data.step !== state.openStep)
-        return undefined;
-      const chunk = data.chunk as Shape;
-      if (kind === textDeltaEntry || kind === reasoningDeltaEntry) {
-        if (chunk.index !== state.runIndex || state.runStart < 0)
-          return `${chunkPrefix}${dt},${JSON.stringify(chunk)}]\n`;
-        const prefix = kind === textDeltaEntry ? textDeltaPrefix : reasoningDeltaPrefix;
-        return `${prefix}${dt},${jsonString(chunk.text as string)}]\n`;
-      }
-      if (kind >= blockEndEntry) {
-        if (!state.isBuiltBlock(chunk.index as number, chunk.block))
-          return `${chunkPrefix}${dt},${JSON.stringify(chunk)}]\n`;
-        return `${blockEndPrefix}${dt},${chunk.index as number}]\n`;
-      }
-      if (kind >= blockStartEntry)
-        return `${blockStartPrefix}${dt},[${chunk.index as number},${this.#blockTypes.of(chunk.blockType as string)}]]\n`;
-      if (kind >= finishEntry)
-        return `${finishPrefix}${dt},${this.#finishKinds.of((chunk.reason as Shape).kind as string)}]\n`;
-      // A usage chunk has no line kind of its own; any other chunk takes the general chunk line.
-      return kind === usageEntry
-        ? `${chunkPrefix}${dt},${JSON.stringify(chunk)}]\n`
-        : this.#chunkLine(chunk, dt);
-    }
-    switch (kind) {
-      case stepStartEntry:
-        if (state.openStep !== undefined || data.turn !== state.openTurn) return undefined;
-        return `${stepStartPrefix}${dt},${data.step as number}]\n`;
-      case stepEndEntry:
-        if (state.openStep === undefined || data.turn !== state.openTurn || data.step !== state.openStep)
-          return undefined;
-        return `${stepEndPrefix}${dt},0]\n`;
-      case turnStartEntry:
-        if (state.openTurn !== undefined || data.turn !== state.lastTurn + 1) return undefined;
-        return `${turnStartPrefix}${dt},0]\n`;
-      default:
-        if (kind < turnEndEntry || kind >= usageEntry) return undefined;
-        if (state.openTurn === undefined || data.turn !== state.openTurn) return undefined;
-        return `${turnEndPrefix}${dt},${JSON.stringify(data.reason)}]\n`;
-    }
-  }
-
-  #chunkLine(chunk: Shape, dt: number): string {
+  /** `vouched`: the log vouched for the chunk's members for its type (`literalChunkKind`'s shapes). */
+  #chunkLine(chunk: Shape, dt: number, vouched = false): string {
     const chunkType = chunk.type;
-    if ((chunkType === 'text-delta' || chunkType === 'reasoning-delta') && hasKeys(chunk, deltaKeys)) {
+    if (
+      (chunkType === 'text-delta' || chunkType === 'reasoning-delta') &&
+      (vouched || hasKeys(chunk, deltaKeys))
+    ) {
       if (chunk.index === this.#state.runIndex && this.#state.runStart >= 0 && typeof chunk.text === 'string')
         return `${chunkType === 'text-delta' ? textDeltaPrefix : reasoningDeltaPrefix}${dt},${jsonString(chunk.text)}]\n`;
     } else if (
@@ -243,15 +190,23 @@ export class CompactLogCodec implements SessionLineEncoder {
       }
       if (hasKeys(chunk, argumentsDeltaKeys) && typeof argumentsDelta === 'string')
         return `${argumentsDeltaPrefix}${dt},${jsonString(argumentsDelta)}]\n`;
-    } else if (chunkType === 'block-start' && hasKeys(chunk, blockStartKeys) && isCount(chunk.index)) {
+    } else if (
+      chunkType === 'block-start' &&
+      (vouched || hasKeys(chunk, blockStartKeys)) &&
+      isCount(chunk.index)
+    ) {
       if (typeof chunk.blockType === 'string')
         return `${blockStartPrefix}${dt},[${chunk.index as number},${this.#blockTypes.of(chunk.blockType)}]]\n`;
-    } else if (chunkType === 'block-end' && hasKeys(chunk, blockEndKeys) && isCount(chunk.index)) {
+    } else if (
+      chunkType === 'block-end' &&
+      (vouched || hasKeys(chunk, blockEndKeys)) &&
+      isCount(chunk.index)
+    ) {
       if (this.#state.isBuiltBlock(chunk.index as number, chunk.block))
         return `${blockEndPrefix}${dt},${chunk.index as number}]\n`;
-    } else if (chunkType === 'finish' && hasKeys(chunk, finishKeys)) {
+    } else if (chunkType === 'finish' && (vouched || hasKeys(chunk, finishKeys))) {
       const reason = chunk.reason as Shape;
-      if (hasKeys(reason, kindKeys) && typeof reason.kind === 'string')
+      if ((vouched || hasKeys(reason, kindKeys)) && typeof reason.kind === 'string')
         return `${finishPrefix}${dt},${this.#finishKinds.of(reason.kind)}]\n`;
     }
     return `${chunkPrefix}${dt},${JSON.stringify(chunk)}]\n`;
