@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { StreamChunk } from '../../src/index.ts';
+import type { AnySessionEvent, StreamChunk } from '../../src/index.ts';
 import { createHarness } from '../../src/index.ts';
 import {
+  HookBus,
   Session,
   appendBuilt,
   appendChunk,
@@ -70,6 +71,74 @@ describe('events the loop builds itself', () => {
     expect(steps).toEqual([{ turn: 1, step: 1 }]);
     expect(Object.isFrozen(steps[0])).toBe(true);
     await harness.dispose();
+  });
+});
+
+describe('a chunk the loop appends (its own commit path)', () => {
+  const header = { version: 0 as const, id: 's1', createdAt: 0 };
+  const delta: StreamChunk = { type: 'text-delta', index: 0, text: 'a' };
+
+  /** Two sessions in the same open step, each publishing to a hook bus and writing to a recorder. */
+  function pair(): { session: Session; published: AnySessionEvent[]; written: AnySessionEvent[] }[] {
+    return [0, 1].map(() => {
+      const hooks = new HookBus();
+      const published: AnySessionEvent[] = [];
+      const written: AnySessionEvent[] = [];
+      const session = new Session({
+        header,
+        hooks,
+        persistence: {
+          write: (event) => {
+            written.push(event);
+          },
+          checkpoint: () => Promise.resolve(),
+        },
+      });
+      hooks.on('session/event', ({ event }) => {
+        published.push(event);
+        // An observer's own append commits at once and is published after this event.
+        if (event.type === 'assistant/chunk' && event.seq === 2)
+          session.append('request/context', { provider: 'p', model: 'm' });
+      });
+      session.append('turn/start', { turn: 1 });
+      session.append('step/start', { turn: 1, step: 1 });
+      return { session, published, written };
+    });
+  }
+
+  it('commits, writes and publishes what append does, in the same order', () => {
+    const [viaChunk, viaAppend] = pair();
+    const chunks: StreamChunk[] = [
+      delta,
+      { type: 'usage', usage: { inputTokens: 1, outputTokens: 2 } },
+      { type: 'finish', reason: { kind: 'stop' } },
+    ];
+    for (const chunk of chunks) {
+      const made = appendChunk(viaChunk!.session, 1, 1, chunk);
+      const plain = viaAppend!.session.append('assistant/chunk', { turn: 1, step: 1, chunk });
+      expect({ ...made, time: 0 }).toStrictEqual({ ...plain, time: 0 });
+      expect(Object.isFrozen(made)).toBe(true);
+    }
+    const strip = (events: AnySessionEvent[]): unknown => events.map(({ time: _time, ...rest }) => rest);
+    expect(strip(viaChunk!.published)).toStrictEqual(strip(viaAppend!.published));
+    expect(strip(viaChunk!.written)).toStrictEqual(strip(viaAppend!.written));
+    expect(viaChunk!.published.map((event) => event.seq)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(viaChunk!.written.map((event) => event.seq)).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it('refuses what append refuses, logging nothing: outside the open step, on a closed session', () => {
+    const session = pair()[0]!.session;
+    expect(() => appendChunk(session, 1, 2, delta)).toThrow(
+      expect.objectContaining({ code: 'ENCLOSURE_VIOLATION' }),
+    );
+    expect(() => appendChunk(session, 2, 1, delta)).toThrow(
+      expect.objectContaining({ code: 'ENCLOSURE_VIOLATION' }),
+    );
+    session.close();
+    expect(() => appendChunk(session, 1, 1, delta)).toThrow(
+      expect.objectContaining({ code: 'SESSION_CLOSED' }),
+    );
+    expect(session.length).toBe(2);
   });
 });
 
