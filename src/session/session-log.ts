@@ -60,16 +60,32 @@ export interface SessionLogPrefix {
 const pageBits = 12;
 const pageSize = 1 << pageBits;
 const pageMask = pageSize - 1;
-// A packed entry's kind and time share one number, time × kindRange + kind; an unpacked event has -1.
+// A packed entry's kind and time share one number, time × kindRange + kind; an event kept as it is has
+// -1. An event not judged yet (its page is not full) is held as committed with a number at or below
+// heldMeta that keeps what `push` was told: heldMeta - (knownKind + 1) × 2 - (bare ? 1 : 0).
 const kindRange = 32;
 if (kindCount > kindRange) throw new Error('session log: more packed kinds than kindRange holds');
 const maxPackedTime = 2 ** 48;
+const heldMeta = -2;
 // Which kinds are chunk events (and so belong to a run), as a table: this is read once per chunk.
 const chunkKinds: readonly boolean[] = typeOfKind.map((type) => type === chunkEventType);
 
+// Set by `SessionLog`'s static block: packs what every page holds (see `packHeldEvents`).
+let sealPages: (log: SessionLog) => void;
+
+/**
+ * Packs every event `log` still holds as committed, as the log does with a page once it is full: for
+ * tests of the packed forms, which a log shorter than a page never reaches on its own.
+ */
+export function packHeldEvents(log: SessionLog): void {
+  sealPages(log);
+}
+
 /**
  * The committed events of one session in seq order. Events of exactly the shapes the loop commits are
- * stored packed: a chunk keeps its text, usage, block or nothing, a boundary a small integer, a message
+ * stored packed once their page of 4,096 events is full (a shorter log keeps its events as committed:
+ * judging and packing each event as it comes was a fifth of a short run's step, a page in one pass
+ * costs far less): a chunk keeps its text, usage, block or nothing, a boundary a small integer, a message
  * event its message, an inbox splice its message or count, each with its time, and turn and step of a
  * run of chunks stored once; read, it is rebuilt as an equal, deep-frozen event (sharing the stored
  * message, usage and block objects). Every other event is kept as the very object that was committed.
@@ -97,6 +113,12 @@ export class SessionLog implements ReadonlySessionLog {
   readonly #messageSeqs: number[] = [];
   readonly #messageSourceStarts: number[] = [];
 
+  static {
+    sealPages = (log) => {
+      for (let page = 0; page < log.#meta.length; page++) log.#seal(page);
+    };
+  }
+
   /** A log that starts after `prefix` (its events are read from it on demand), or empty. */
   constructor(prefix?: SessionLogPrefix) {
     this.#prefix = prefix;
@@ -113,8 +135,9 @@ export class SessionLog implements ReadonlySessionLog {
    * Adds the next event; its `seq` must equal `length` and it must be frozen (the caller checks both).
    * `bare` promises that the event has exactly type, seq, time and data (as `Session` builds it);
    * `knownKind`, when not -1, is the kind `packedKindOf` would give it, already known to the caller.
-   * Returns the shape the event was judged to have (`packedKindOf`; `eventEntry` for none), which a
-   * persistence sink may rely on instead of judging it again.
+   * The event is held as committed until its page is full, then judged and packed with the page.
+   * Returns `knownKind` when the event can be stored with that kind (`eventEntry` when it was not told
+   * or cannot), which a persistence sink may rely on instead of judging the event's shape again.
    */
   push(event: AnySessionEvent, bare = false, knownKind = -1): number {
     const seq = this.#length;
@@ -122,12 +145,44 @@ export class SessionLog implements ReadonlySessionLog {
     const page = position >>> pageBits;
     const slot = position & pageMask;
     if (slot === 0) {
+      // The page before is full: its events are packed now, in one pass (see `#seal`).
+      if (page > 0) this.#seal(page - 1);
       // The first page grows as a short log does; later ones are allocated whole (no growth slack).
       // `new Array(0)`, not `[]`: every page is then of the same (holey) elements kind, so the code
       // optimized on the first page is not deoptimized (wrong map) when the log reaches the second.
       this.#entries.push(new Array<unknown>(page === 0 ? 0 : pageSize));
       this.#meta.push(new Array<number>(page === 0 ? 0 : pageSize));
     }
+    this.#meta[page]![slot] = heldMeta - (knownKind + 1) * 2 - (bare ? 1 : 0);
+    this.#entries[page]![slot] = event;
+    this.#length = seq + 1;
+    const time = event.time;
+    return knownKind >= 0 && Number.isSafeInteger(time) && time >= 0 && time < maxPackedTime
+      ? knownKind
+      : eventEntry;
+  }
+
+  /**
+   * Packs the events of a full page that are still held as committed, in seq order, exactly as they
+   * would have been packed one by one: each judgement reads only the events before it (the chunk run
+   * before a message, the runs before a chunk), and those are packed first.
+   */
+  #seal(page: number): void {
+    const meta = this.#meta[page]!;
+    const entries = this.#entries[page]!;
+    const first = this.#base + page * pageSize;
+    // A page is allocated whole: only its first `filled` slots hold events.
+    const filled = Math.min(pageSize, this.#length - first);
+    for (let slot = 0; slot < filled; slot++) {
+      const held = meta[slot]!;
+      if (held > heldMeta) continue;
+      const said = heldMeta - held;
+      this.#pack(entries[slot] as AnySessionEvent, first + slot, said % 2 === 1, (said >> 1) - 1);
+    }
+  }
+
+  /** Judges and stores one held event in its slot (see `push` for `bare` and `knownKind`). */
+  #pack(event: AnySessionEvent, seq: number, bare: boolean, knownKind: number): void {
     const time = event.time;
     const kind =
       Number.isSafeInteger(time) && time >= 0 && time < maxPackedTime
@@ -135,18 +190,19 @@ export class SessionLog implements ReadonlySessionLog {
           ? knownKind
           : packedKindOf(event, bare)
         : eventEntry;
-    this.#length = seq + 1;
     // Deltas, the bulk of a log, take the shortest path.
     if (kind === textDeltaEntry || kind === reasoningDeltaEntry) {
+      const position = seq - this.#base;
+      const page = position >>> pageBits;
+      const slot = position & pageMask;
       const data = event.data as { turn: number; step: number; chunk: { index: number; text: string } };
       this.#meta[page]![slot] = time * kindRange + kind;
       this.#entries[page]![slot] = data.chunk.text;
       if (this.#chunkRunFrom < 0) this.#startChunkRun(seq);
       this.#extendRuns(seq, data.turn, data.step, data.chunk.index);
-      return kind;
+      return;
     }
     this.#pushOther(event, seq, kind, time * kindRange);
-    return kind;
   }
 
   /** `push` for every kind but deltas; `timeBase` is the event's time × kindRange. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { AnySessionEvent, StreamChunk } from '../../src/internal.ts';
-import { Session, appendChunk, literalChunk } from '../../src/internal.ts';
+import type { AnySessionEvent, SessionLog, StreamChunk } from '../../src/internal.ts';
+import { Session, appendChunk, literalChunk, packHeldEvents } from '../../src/internal.ts';
 import { chunkEntry, eventEntry, literalChunkKind, packedKindOf } from '../../src/session/packed-event.ts';
 
 // The loop appends a provider's chunk with the packed kind its literal copy implies (`appendChunk`), so
@@ -102,6 +102,7 @@ describe('the packed kind of a literal chunk', () => {
       expect(JSON.stringify(fromKinds)).toBe(JSON.stringify(fromAppend));
     }
     // Read back through the packed log, every event is what the general path committed.
+    for (const session of [viaKinds, viaAppend]) packHeldEvents(session.log as SessionLog);
     const strip = (events: readonly AnySessionEvent[]): string =>
       JSON.stringify(events.map(({ time: _time, ...rest }) => rest));
     expect(strip(viaKinds.events)).toBe(strip(viaAppend.events));

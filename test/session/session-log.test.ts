@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AnySessionEvent, StreamChunk } from '../../src/internal.ts';
-import { DiskSessionStore, HookBus, Session, SessionLog } from '../../src/internal.ts';
+import { DiskSessionStore, HookBus, Session, SessionLog, packHeldEvents } from '../../src/internal.ts';
 import { fixture, readFileTool } from '../core/support.ts';
 
 function session(hooks?: HookBus): Session {
@@ -74,6 +74,7 @@ describe('session log: packed chunk events', () => {
     appended.push(
       log.append('turn/end', { turn: 3, reason: { kind: 'error', error: { message: 'm', code: 'X' } } }),
     );
+    packHeldEvents(log.log as SessionLog);
     const packed = new Set(['assistant/chunk', 'turn/start', 'step/start', 'step/end']);
     for (const event of appended) {
       const read = log.log.at(event.seq);
@@ -120,6 +121,7 @@ describe('session log: packed chunk events', () => {
       }),
     );
     for (const event of [...packable, ...kept]) raw.push(event);
+    packHeldEvents(raw);
     for (const event of packable) {
       expect(raw.at(event.seq)).toStrictEqual(event);
       expect(raw.at(event.seq)).not.toBe(event);
@@ -147,6 +149,7 @@ describe('session log: packed chunk events', () => {
       { type: 'assistant/chunk', seq: 3, time: 4, data: { turn: '1', step: 1, chunk: streamed[3] } },
     ].map((event) => Object.freeze(event) as AnySessionEvent);
     for (const event of odd) raw.push(event);
+    packHeldEvents(raw);
     for (const event of odd) expect(raw.at(event.seq)).toBe(event);
   });
 
@@ -177,6 +180,7 @@ describe('session log: packed chunk events', () => {
       }),
     );
     for (const event of events) raw.push(event);
+    packHeldEvents(raw);
     for (const event of events) {
       expect(raw.at(event.seq)).toStrictEqual(event);
       expect((raw.at(event.seq)!.data as { chunk: unknown }).chunk).toBe(event.data.chunk);
@@ -272,6 +276,7 @@ describe('session log: packed messages and inbox splices', () => {
     agent.steer('four');
     await agent.whenIdle();
     const log = agent.session.log;
+    packHeldEvents(log as SessionLog);
     expect(log.length).toBe(published.length);
     const rebuiltTypes = new Set<string>();
     for (const event of published) {
@@ -383,6 +388,7 @@ describe('session log: packed messages and inbox splices', () => {
         event('assistant/message', message, { surfaceOp: 'append', sourceEventSeqs: Object.freeze(seqs) }),
       );
     push(kept, event('assistant/message', message, { surfaceOp: 'append', sourceEventSeqs: [] }));
+    packHeldEvents(raw);
     for (const made of packable) {
       expect(raw.at(made.seq)).toStrictEqual(made);
       expect(raw.at(made.seq)).not.toBe(made);
@@ -396,5 +402,99 @@ describe('session log: packed messages and inbox splices', () => {
     }
     expect(raw.dataAt(raw.length)).toBeUndefined();
     for (const made of chunks) expect(raw.at(made.seq)).toStrictEqual(made);
+  });
+});
+
+describe('session log: packing a page at a time', () => {
+  /** Every way a log can be read, for one seq. */
+  function reads(log: SessionLog, seq: number): unknown {
+    return { event: log.at(seq), type: log.typeAt(seq), data: log.dataAt(seq) };
+  }
+
+  it('holds events as committed until their page of 4,096 is full, then packs that page on its own', () => {
+    const log = session();
+    const appended: AnySessionEvent[] = [
+      log.append('turn/start', { turn: 1 }),
+      log.append('step/start', { turn: 1, step: 1 }),
+    ];
+    while (log.length < 4096)
+      appended.push(
+        log.append('assistant/chunk', {
+          turn: 1,
+          step: 1,
+          chunk: { type: 'text-delta', index: 0, text: `${log.length}` },
+        }),
+      );
+    // The first page is full but not packed: nothing has started the next one.
+    for (const event of appended) expect(log.log.at(event.seq)).toBe(event);
+    appended.push(log.append('step/end', { turn: 1, step: 1 }));
+    for (const event of appended.slice(0, 4096)) {
+      const read = log.log.at(event.seq);
+      expect(read).not.toBe(event);
+      expect(read).toStrictEqual(event);
+      expect(deepFrozen(read)).toBe(true);
+    }
+    // The event that started the second page is held until that page is full.
+    expect(log.log.at(4096)).toBe(appended[4096]);
+  });
+
+  it('packs the same whenever it packs: per event, per page, once at the end, or at random points', async () => {
+    // A real run whose long answer's chunks run across the first page's end, its message in the second.
+    const deltas = Array.from({ length: 4200 }, (_, index) => `d${index} `);
+    const { harness, agent } = await fixture(
+      [
+        { reasoning: ['a', 'b'], text: ['Hel', 'lo'], usage: { inputTokens: 2, outputTokens: 3 } },
+        { toolCalls: [{ name: 'read_file', arguments: { path: 'x' } }] },
+        { text: deltas, usage: { inputTokens: 5, outputTokens: 4200 } },
+        { text: 'steered' },
+      ],
+      { tools: [readFileTool()] },
+    );
+    const eager = new SessionLog();
+    const atEnd = new SessionLog();
+    const random = new SessionLog();
+    const committed: AnySessionEvent[] = [];
+    let state = 7;
+    harness.hooks.on('session/event', ({ event }) => {
+      committed.push(event);
+      eager.push(event);
+      packHeldEvents(eager);
+      atEnd.push(event);
+      random.push(event);
+      // A fixed pseudo-random sequence: the test is the same on every run.
+      state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+      if (state % 97 === 0) packHeldEvents(random);
+    });
+    agent.followup('one');
+    await agent.whenIdle();
+    agent.followup('two');
+    agent.steer('three');
+    await agent.whenIdle();
+    const own = agent.session.log as SessionLog;
+    expect(own.length).toBe(committed.length);
+    expect(own.length).toBeGreaterThan(4096);
+    // The session's own log packed its first page when the second began; the second is still held.
+    const rebuiltOf = (log: SessionLog): boolean[] => committed.map((event) => log.at(event.seq) !== event);
+    const ownBefore = rebuiltOf(own);
+    expect(ownBefore.slice(0, 4096).filter(Boolean).length).toBeGreaterThan(4000);
+    expect(ownBefore.slice(4096).some(Boolean)).toBe(false);
+    for (const log of [own, atEnd, random]) packHeldEvents(log);
+    const eagerRebuilt = rebuiltOf(eager);
+    // The same events are packed (read back rebuilt) and the same kept as the very object, in every log.
+    for (const log of [own, atEnd, random]) expect(rebuiltOf(log)).toEqual(eagerRebuilt);
+    expect(eagerRebuilt.filter(Boolean).length).toBeGreaterThan(4200);
+    for (const event of committed) {
+      const expected = reads(eager, event.seq);
+      for (const log of [own, atEnd, random]) expect(reads(log, event.seq)).toStrictEqual(expected);
+      expect((expected as { event: unknown }).event).toStrictEqual(event);
+    }
+    // The long answer's message was packed as a reply whose sources start in the first page.
+    const answer = committed.find(
+      (event) => event.type === 'assistant/message' && event.sourceEventSeqs!.length > 4000,
+    )!;
+    expect(answer.sourceEventSeqs![0]).toBeLessThan(4096);
+    expect(answer.seq).toBeGreaterThan(4096);
+    expect(eager.at(answer.seq)).not.toBe(answer);
+    await harness.dispose();
   });
 });
