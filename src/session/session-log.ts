@@ -83,9 +83,10 @@ export function packHeldEvents(log: SessionLog): void {
 
 /**
  * The committed events of one session in seq order. Events of exactly the shapes the loop commits are
- * stored packed once their page of 4,096 events is full (a shorter log keeps its events as committed:
- * judging and packing each event as it comes was a fifth of a short run's step, a page in one pass
- * costs far less): a chunk keeps its text, usage, block or nothing, a boundary a small integer, a message
+ * stored packed once their page of 4,096 events is full: a log shorter than a page keeps its events as
+ * committed, because judging and packing each event as it came was about a fifth of a short run's step
+ * (bench/README.md, item 5, eighth round), and the last page of a longer one is held the same way
+ * until it fills. Packed, a chunk keeps its text, usage, block or nothing, a boundary a small integer, a message
  * event its message, an inbox splice its message or count, each with its time, and turn and step of a
  * run of chunks stored once; read, it is rebuilt as an equal, deep-frozen event (sharing the stored
  * message, usage and block objects). Every other event is kept as the very object that was committed.
@@ -95,8 +96,9 @@ export class SessionLog implements ReadonlySessionLog {
   readonly #prefix: SessionLogPrefix | undefined;
   readonly #base: number;
   readonly #entries: unknown[][] = [];
-  // Per slot: -1 for an event kept as it is, else the packed kind and time. Plain arrays of numbers:
-  // typed arrays cost an array buffer each (slow to create and to sweep, and kept off the V8 heap).
+  // Per slot: -1 for an event kept as it is, at most heldMeta for one held until its page is full, else
+  // the packed kind and time. Plain arrays of numbers: typed arrays cost an array buffer each (slow to
+  // create and to sweep, and kept off the V8 heap).
   readonly #meta: number[][] = [];
   #length = 0;
   // Runs of packed chunks sharing turn, step and (for deltas and block ends) block index, as parallel arrays.
