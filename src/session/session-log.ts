@@ -83,12 +83,12 @@ export function packHeldEvents(log: SessionLog): void {
 
 /**
  * The committed events of one session in seq order. Events of exactly the shapes the loop commits are
- * stored packed once their page of 4,096 events is full: a log shorter than a page keeps its events as
- * committed, because judging and packing each event as it came was about a fifth of a short run's step
- * (bench/README.md, item 5, eighth round), and the last page of a longer one is held the same way
- * until it fills. Packed, a chunk keeps its text, usage, block or nothing, a boundary a small integer, a message
- * event its message, an inbox splice its message or count, each with its time, and turn and step of a
- * run of chunks stored once; read, it is rebuilt as an equal, deep-frozen event (sharing the stored
+ * stored packed: a log's first page of 4,096 events once it is full, every later event as it comes. A
+ * log shorter than a page so keeps its events as committed (judging and packing each event as it came
+ * was about a fifth of a short run's step; bench/README.md, item 5, eighth round), and a long one keeps
+ * no more than a page-sized log would. Packed, a chunk keeps its text, usage, block or nothing, a
+ * boundary a small integer, a message event its message, an inbox splice its message or count, each
+ * with its time, and turn and step of a run of chunks stored once; read, it is rebuilt as an equal, deep-frozen event (sharing the stored
  * message, usage and block objects). Every other event is kept as the very object that was committed.
  */
 export class SessionLog implements ReadonlySessionLog {
@@ -137,9 +137,11 @@ export class SessionLog implements ReadonlySessionLog {
    * Adds the next event; its `seq` must equal `length` and it must be frozen (the caller checks both).
    * `bare` promises that the event has exactly type, seq, time and data (as `Session` builds it);
    * `knownKind`, when not -1, is the kind `packedKindOf` would give it, already known to the caller.
-   * The event is held as committed until its page is full, then judged and packed with the page.
-   * Returns `knownKind` when the event can be stored with that kind (`eventEntry` when it was not told
-   * or cannot), which a persistence sink may rely on instead of judging the event's shape again.
+   * In the first page an event is held as committed until the page is full, then judged and packed
+   * with it; later events are judged and packed at once. Returns the kind the event was judged to have,
+   * or for a held one `knownKind` when it can be stored with that kind (`eventEntry` when the event was
+   * not judged, or cannot be packed), which a persistence sink may rely on instead of judging the
+   * event's shape again.
    */
   push(event: AnySessionEvent, bare = false, knownKind = -1): number {
     const seq = this.#length;
@@ -147,17 +149,20 @@ export class SessionLog implements ReadonlySessionLog {
     const page = position >>> pageBits;
     const slot = position & pageMask;
     if (slot === 0) {
-      // The page before is full: its events are packed now, in one pass (see `#seal`).
-      if (page > 0) this.#seal(page - 1);
+      // The first page is full: its events are packed now, in one pass (see `#seal`).
+      if (page === 1) this.#seal(0);
       // The first page grows as a short log does; later ones are allocated whole (no growth slack).
       // `new Array(0)`, not `[]`: every page is then of the same (holey) elements kind, so the code
       // optimized on the first page is not deoptimized (wrong map) when the log reaches the second.
       this.#entries.push(new Array<unknown>(page === 0 ? 0 : pageSize));
       this.#meta.push(new Array<number>(page === 0 ? 0 : pageSize));
     }
+    this.#length = seq + 1;
+    // Past its first page a log packs each event as it comes: in a long stream the committed objects
+    // then die young, where holding a page of them would carry it through several collections.
+    if (page > 0) return this.#pack(event, seq, bare, knownKind);
     this.#meta[page]![slot] = heldMeta - (knownKind + 1) * 2 - (bare ? 1 : 0);
     this.#entries[page]![slot] = event;
-    this.#length = seq + 1;
     const time = event.time;
     return knownKind >= 0 && Number.isSafeInteger(time) && time >= 0 && time < maxPackedTime
       ? knownKind
@@ -183,8 +188,8 @@ export class SessionLog implements ReadonlySessionLog {
     }
   }
 
-  /** Judges and stores one held event in its slot (see `push` for `bare` and `knownKind`). */
-  #pack(event: AnySessionEvent, seq: number, bare: boolean, knownKind: number): void {
+  /** Judges and stores one event in its slot (see `push` for `bare` and `knownKind`); returns its kind. */
+  #pack(event: AnySessionEvent, seq: number, bare: boolean, knownKind: number): number {
     const time = event.time;
     const kind =
       Number.isSafeInteger(time) && time >= 0 && time < maxPackedTime
@@ -202,9 +207,10 @@ export class SessionLog implements ReadonlySessionLog {
       this.#entries[page]![slot] = data.chunk.text;
       if (this.#chunkRunFrom < 0) this.#startChunkRun(seq);
       this.#extendRuns(seq, data.turn, data.step, data.chunk.index);
-      return;
+      return kind;
     }
     this.#pushOther(event, seq, kind, time * kindRange);
+    return kind;
   }
 
   /** `push` for every kind but deltas; `timeBase` is the event's time × kindRange. */
