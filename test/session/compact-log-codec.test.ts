@@ -65,9 +65,16 @@ const stepPlan = fc.record({
       name: text,
       // The block-end's block: as built, with an extra member, or with other text.
       end: fc.constantFrom('built', 'built', 'extra', 'other'),
+      // The block-start, delta and block-end chunks' own members: as the loop writes them, one more, or
+      // in another order.
+      startChunk: fc.constantFrom('built', 'built', 'extra', 'reordered'),
+      deltaChunk: fc.constantFrom('built', 'built', 'extra', 'reordered'),
+      endChunk: fc.constantFrom('built', 'built', 'extra', 'reordered'),
     }),
     { maxLength: 3 },
   ),
+  // The finish chunk's own members: as the loop writes them, or one more.
+  finishChunk: fc.constantFrom('built', 'built', 'extra'),
   finish: fc.oneof(
     fc.constant({ kind: 'tool-calls' }),
     fc.constant({ kind: 'stop' }),
@@ -151,14 +158,27 @@ function buildEvents(plan: SessionPlan): AnySessionEvent[] {
 
 type Push = (type: string, data: unknown, extras?: Record<string, unknown>, dt?: number) => number;
 
+/** A chunk as the loop writes it, with one member more, or with its first two members swapped. */
+function bent(chunk: Record<string, unknown>, how: string): Record<string, unknown> {
+  if (how === 'extra') return { ...chunk, note: 1 };
+  if (how !== 'reordered') return chunk;
+  const [first, second, ...rest] = Object.entries(chunk);
+  return Object.fromEntries([second!, first!, ...rest]);
+}
+
 function appendStep(push: Push, turn: number, step: number, plan: StepPlan, lastSource: unknown): unknown {
   push('step/start', { turn, step }, {}, plan.dt);
   const chunk = (value: unknown): number =>
     push('assistant/chunk', { turn, step, chunk: value }, {}, plan.dt);
-  const runStart = chunk({ type: 'block-start', index: 0, blockType: plan.blocks[0]?.kind ?? 'text' });
+  const runStart = chunk(
+    bent(
+      { type: 'block-start', index: 0, blockType: plan.blocks[0]?.kind ?? 'text' },
+      plan.blocks[0]?.startChunk ?? 'built',
+    ),
+  );
   const blocks: Record<string, unknown>[] = [];
   plan.blocks.forEach((block, index) => {
-    if (index > 0) chunk({ type: 'block-start', index, blockType: block.kind });
+    if (index > 0) chunk(bent({ type: 'block-start', index, blockType: block.kind }, block.startChunk));
     if (block.kind === 'tool-call') {
       block.deltas.forEach((delta, position) =>
         chunk(
@@ -169,7 +189,7 @@ function appendStep(push: Push, turn: number, step: number, plan: StepPlan, last
       );
     } else {
       const type = block.kind === 'text' ? 'text-delta' : 'reasoning-delta';
-      for (const delta of block.deltas) chunk({ type, index, text: delta });
+      for (const delta of block.deltas) chunk(bent({ type, index, text: delta }, block.deltaChunk));
     }
     const built: Record<string, unknown> =
       block.kind === 'tool-call'
@@ -181,10 +201,10 @@ function appendStep(push: Push, turn: number, step: number, plan: StepPlan, last
         : block.end === 'other'
           ? { ...built, ...(block.kind === 'tool-call' ? { arguments: 'x' } : { text: 'x' }) }
           : built;
-    chunk({ type: 'block-end', index, block: ended });
+    chunk(bent({ type: 'block-end', index, block: ended }, block.endChunk));
     blocks.push(ended);
   });
-  const runEnd = chunk({ type: 'finish', reason: plan.finish });
+  const runEnd = chunk(bent({ type: 'finish', reason: plan.finish }, plan.finishChunk));
   const seqs = Array.from({ length: runEnd + 1 - runStart }, (_, index) => runStart + index);
   const content =
     plan.content === 'reversed'
