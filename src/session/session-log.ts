@@ -61,8 +61,8 @@ const pageBits = 12;
 const pageSize = 1 << pageBits;
 const pageMask = pageSize - 1;
 // A packed entry's kind and time share one number, time × kindRange + kind; an event kept as it is has
-// -1. An event not judged yet (its page is not full) is held as committed with a number at or below
-// heldMeta that keeps what `push` was told: heldMeta - (knownKind + 1) × 2 - (bare ? 1 : 0).
+// -1. An event not judged yet (the first page is not full) is held as committed with a number at or
+// below heldMeta that keeps what `push` was told: heldMeta - (knownKind + 1) × 2 - (bare ? 1 : 0).
 const kindRange = 32;
 if (kindCount > kindRange) throw new Error('session log: more packed kinds than kindRange holds');
 const maxPackedTime = 2 ** 48;
@@ -70,12 +70,12 @@ const heldMeta = -2;
 // Which kinds are chunk events (and so belong to a run), as a table: this is read once per chunk.
 const chunkKinds: readonly boolean[] = typeOfKind.map((type) => type === chunkEventType);
 
-// Set by `SessionLog`'s static block: packs what every page holds (see `packHeldEvents`).
+// Set by `SessionLog`'s static block: packs whatever the log still holds (see `packHeldEvents`).
 let sealPages: (log: SessionLog) => void;
 
 /**
- * Packs every event `log` still holds as committed, as the log does with a page once it is full: for
- * tests of the packed forms, which a log shorter than a page never reaches on its own.
+ * Packs every event `log` still holds as committed, as the log does with its first page once that is
+ * full: for tests of the packed forms, which a log shorter than a page never reaches on its own.
  */
 export function packHeldEvents(log: SessionLog): void {
   sealPages(log);
@@ -88,17 +88,18 @@ export function packHeldEvents(log: SessionLog): void {
  * was about a fifth of a short run's step; bench/README.md, item 5, eighth round), and a long one keeps
  * no more than a page-sized log would. Packed, a chunk keeps its text, usage, block or nothing, a
  * boundary a small integer, a message event its message, an inbox splice its message or count, each
- * with its time, and turn and step of a run of chunks stored once; read, it is rebuilt as an equal, deep-frozen event (sharing the stored
- * message, usage and block objects). Every other event is kept as the very object that was committed.
+ * with its time, and turn and step of a run of chunks stored once; read, it is rebuilt as an equal,
+ * deep-frozen event (sharing the stored message, usage and block objects). Every other event is kept
+ * as the very object that was committed.
  */
 export class SessionLog implements ReadonlySessionLog {
   // Seqs below #base live in #prefix; entries, meta and pages are addressed by seq - #base.
   readonly #prefix: SessionLogPrefix | undefined;
   readonly #base: number;
   readonly #entries: unknown[][] = [];
-  // Per slot: -1 for an event kept as it is, at most heldMeta for one held until its page is full, else
-  // the packed kind and time. Plain arrays of numbers: typed arrays cost an array buffer each (slow to
-  // create and to sweep, and kept off the V8 heap).
+  // Per slot: -1 for an event kept as it is, at most heldMeta for one held until the first page is
+  // full, else the packed kind and time. Plain arrays of numbers: typed arrays cost an array buffer
+  // each (slow to create and to sweep, and kept off the V8 heap).
   readonly #meta: number[][] = [];
   #length = 0;
   // Runs of packed chunks sharing turn, step and (for deltas and block ends) block index, as parallel arrays.
@@ -170,8 +171,8 @@ export class SessionLog implements ReadonlySessionLog {
   }
 
   /**
-   * Packs the events of a full page that are still held as committed, in seq order, exactly as they
-   * would have been packed one by one: each judgement reads only the events before it (the chunk run
+   * Packs the events of a page that are still held as committed, in seq order, exactly as they would
+   * have been packed one by one: each judgement reads only the events before it (the chunk run
    * before a message, the runs before a chunk), and those are packed first.
    */
   #seal(page: number): void {
