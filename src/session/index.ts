@@ -6,6 +6,7 @@ export * from './session.ts';
 export * from './session-error.ts';
 export * from './session-event.ts';
 export * from './session-log.ts';
+export * from './session-persistence.ts';
 export * from './session-store.ts';
 export * from './session-summary.ts';
 export * from './stores/memory-session-store.ts';

@@ -17,6 +17,8 @@ import type { ReadonlySessionLog, SessionLogPrefix } from './session-log.ts';
 import { Surface } from './surface.ts';
 import { LogScanStates } from './log-scan-states.ts';
 import type { SavedLogScan } from './log-scan-states.ts';
+import { checkpointDone } from './session-persistence.ts';
+import type { CheckpointReason, SessionPersistence } from './session-persistence.ts';
 
 /** Facts about a session kept outside its log. */
 export interface SessionHeader {
@@ -31,26 +33,6 @@ export interface SessionHeader {
   origin?: 'subagent' | 'fork' | 'resume';
   delegationDepth?: number;
 }
-
-/** Where a session's appends go to become durable; the memory store has none. */
-export interface SessionPersistence {
-  /**
-   * Receives every committed event, synchronously, in seq order; must not block. `packedKind` is the
-   * shape the log judged the event to have (see packed-event.ts; `eventEntry` or absent when none): a
-   * promise about its exact members that an encoder may use instead of checking them again.
-   */
-  write(event: AnySessionEvent, packedKind?: number): void;
-  /**
-   * Makes everything written so far durable (or schedules it, for `request`); rejects when it cannot.
-   * Answers `checkpointDone` itself when there is nothing to wait for.
-   */
-  checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void>;
-  /** The failure that makes every later checkpoint reject, as soon as it is known (a background write). */
-  readonly failure?: Error | undefined;
-}
-
-/** The moments the loop asks for durability. */
-export type CheckpointReason = 'request' | 'tool' | 'turn-end' | 'flush';
 
 /**
  * Where a resumed session starts without reading its past: a prefix of its log read on demand, ending
@@ -87,12 +69,6 @@ declare module '../hooks/hook-event-map.ts' {
     'session/event': EmitEvent<SessionEventPayload>;
   }
 }
-
-/**
- * The settled promise a persistence sink's `checkpoint` answers when there is nothing to wait for, which
- * `Session.checkpoint` passes on as it is: a caller holding it can skip the await (and its tick).
- */
-export const checkpointDone: Promise<void> = Promise.resolve();
 
 // What `appendBuilt` tells the one append it makes, read (and reset) first thing by that append, so an
 // append made by an observer during publication never sees it: `notBuilt`, or built data whose packed

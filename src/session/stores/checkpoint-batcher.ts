@@ -1,5 +1,5 @@
-import { checkpointDone } from '../session.ts';
-import type { CheckpointReason } from '../session.ts';
+import { checkpointDone } from '../session-persistence.ts';
+import type { CheckpointReason } from '../session-persistence.ts';
 
 /**
  * How far a checkpoint goes. `power-loss` (default): what must be durable is forced to storage

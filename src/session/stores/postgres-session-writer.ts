@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import type { CheckpointReason, SessionPersistence } from '../session.ts';
+import type { CheckpointReason, SessionPersistence } from '../session-persistence.ts';
 import type { AnySessionEvent } from '../session-event.ts';
 import { eventEntry } from '../packed-event.ts';
 import { SessionError } from '../session-error.ts';

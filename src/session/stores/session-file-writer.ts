@@ -2,7 +2,7 @@ import { constants, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { CheckpointReason, SessionPersistence } from '../session.ts';
+import type { CheckpointReason, SessionPersistence } from '../session-persistence.ts';
 import type { AnySessionEvent } from '../session-event.ts';
 import { eventEntry } from '../packed-event.ts';
 import { CheckpointBatcher } from './checkpoint-batcher.ts';

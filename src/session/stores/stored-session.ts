@@ -1,6 +1,7 @@
 import type { HookBus } from '../../hooks/index.ts';
 import { Session } from '../session.ts';
-import type { SessionHeader, SessionPersistence, SessionResumePoint } from '../session.ts';
+import type { SessionHeader, SessionResumePoint } from '../session.ts';
+import type { SessionPersistence } from '../session-persistence.ts';
 import { SessionError } from '../session-error.ts';
 import type { AnySessionEvent } from '../session-event.ts';
 
