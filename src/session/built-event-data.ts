@@ -7,7 +7,7 @@ import type {
 } from '../llm/index.ts';
 import { isJsonSnapshot, literalChunk, snapshotAt, snapshotUsage } from '../llm/index.ts';
 import { literalChunkKind } from './packed-event.ts';
-import { appendBuilt, appendBuiltChunk } from './session.ts';
+import { appendBuilt } from './session.ts';
 import type { Session } from './session.ts';
 import { appendSnapshotError } from './session-error.ts';
 import type { SessionEvent, SessionEventMap } from './session-event.ts';
@@ -40,7 +40,7 @@ export function appendChunk(
     const data = Object.freeze({ turn, step, chunk: literal });
     // The loop's turn and step are safe integers; were they not, the log judges the event itself.
     const kind = Number.isSafeInteger(turn) && Number.isSafeInteger(step) ? literalChunkKind(literal) : -1;
-    return appendBuiltChunk(session, data, kind);
+    return appendBuilt(session, 'assistant/chunk', data, undefined, kind);
   }
   let copy: StreamChunk;
   try {

@@ -70,15 +70,15 @@ const heldMeta = -2;
 // Which kinds are chunk events (and so belong to a run), as a table: this is read once per chunk.
 const chunkKinds: readonly boolean[] = typeOfKind.map((type) => type === chunkEventType);
 
-// Set by `SessionLog`'s static block: packs whatever the log still holds (see `packHeldEvents`).
-let sealPages: (log: SessionLog) => void;
+// Set by `SessionLog`'s static block: packs whatever the first page still holds (see `packHeldEvents`).
+let sealFirstPage: (log: SessionLog) => void;
 
 /**
  * Packs every event `log` still holds as committed, as the log does with its first page once that is
  * full: for tests of the packed forms, which a log shorter than a page never reaches on its own.
  */
 export function packHeldEvents(log: SessionLog): void {
-  sealPages(log);
+  sealFirstPage(log);
 }
 
 /**
@@ -117,9 +117,7 @@ export class SessionLog implements ReadonlySessionLog {
   readonly #messageSourceStarts: number[] = [];
 
   static {
-    sealPages = (log) => {
-      for (let page = 0; page < log.#meta.length; page++) log.#seal(page);
-    };
+    sealFirstPage = (log) => log.#sealFirstPage();
   }
 
   /** A log that starts after `prefix` (its events are read from it on demand), or empty. */
@@ -150,8 +148,8 @@ export class SessionLog implements ReadonlySessionLog {
     const page = position >>> pageBits;
     const slot = position & pageMask;
     if (slot === 0) {
-      // The first page is full: its events are packed now, in one pass (see `#seal`).
-      if (page === 1) this.#seal(0);
+      // The first page is full: its events are packed now, in one pass.
+      if (page === 1) this.#sealFirstPage();
       // The first page grows as a short log does; later ones are allocated whole (no growth slack).
       // `new Array(0)`, not `[]`: every page is then of the same (holey) elements kind, so the code
       // optimized on the first page is not deoptimized (wrong map) when the log reaches the second.
@@ -171,21 +169,20 @@ export class SessionLog implements ReadonlySessionLog {
   }
 
   /**
-   * Packs the events of a page that are still held as committed, in seq order, exactly as they would
-   * have been packed one by one: each judgement reads only the events before it (the chunk run
-   * before a message, the runs before a chunk), and those are packed first.
+   * Packs the events of the first page that are still held as committed, in seq order, exactly as
+   * they would have been packed one by one: each judgement reads only the events before it (the chunk
+   * run before a message, the runs before a chunk), and those are packed first.
    */
-  #seal(page: number): void {
-    const meta = this.#meta[page]!;
-    const entries = this.#entries[page]!;
-    const first = this.#base + page * pageSize;
-    // A page is allocated whole: only its first `filled` slots hold events.
-    const filled = Math.min(pageSize, this.#length - first);
-    for (let slot = 0; slot < filled; slot++) {
+  #sealFirstPage(): void {
+    // The first page grows with the log: it is as long as the events it holds.
+    const meta = this.#meta[0];
+    if (meta === undefined) return;
+    const entries = this.#entries[0]!;
+    for (let slot = 0; slot < meta.length; slot++) {
       const held = meta[slot]!;
       if (held > heldMeta) continue;
       const said = heldMeta - held;
-      this.#pack(entries[slot] as AnySessionEvent, first + slot, said % 2 === 1, (said >> 1) - 1);
+      this.#pack(entries[slot] as AnySessionEvent, this.#base + slot, said % 2 === 1, (said >> 1) - 1);
     }
   }
 

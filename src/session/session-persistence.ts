@@ -4,8 +4,9 @@ import type { AnySessionEvent } from './session-event.ts';
 export interface SessionPersistence {
   /**
    * Receives every committed event, synchronously, in seq order; must not block. `packedKind` is the
-   * shape the log judged the event to have (see packed-event.ts; `eventEntry` or absent when none): a
-   * promise about its exact members that an encoder may use instead of checking them again.
+   * shape the log judged the event to have, or was told it has (see packed-event.ts and
+   * `SessionLog.push`; `eventEntry` or absent when neither): a promise about its exact members that an
+   * encoder may use instead of checking them again.
    */
   write(event: AnySessionEvent, packedKind?: number): void;
   /**

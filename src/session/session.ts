@@ -76,7 +76,6 @@ declare module '../hooks/hook-event-map.ts' {
 const notBuilt = -2;
 let builtAppend = notBuilt;
 const noOptions: AppendOptions = Object.freeze({});
-const chunkType = 'assistant/chunk';
 
 /**
  * `session.append` for data a typed constructor of the loop built (see built-event-data.ts): a frozen
@@ -103,28 +102,6 @@ export function appendBuilt<Type extends SessionEventType>(
   }
 }
 
-// Set by `Session`'s static block: the one module-level way into its private chunk commit.
-let commitChunk: (
-  session: Session,
-  data: SessionEventMap['assistant/chunk'],
-  packedKind: number,
-) => SessionEvent<'assistant/chunk'>;
-
-/**
- * Commits an `assistant/chunk` event whose data a typed constructor built (`appendChunk`): a frozen plain
- * object of the open turn and step and a frozen literal chunk, whose packed kind (`literalChunkKind`) is
- * `packedKind`. The event committed, its checks, persistence and publication are `append`'s for the same
- * data; only what `append` does for any type, options and data (the snapshot's choices, the surface's
- * rules, which no chunk is subject to) is skipped. Internal: only for the loop's own chunks.
- */
-export function appendBuiltChunk(
-  session: Session,
-  data: SessionEventMap['assistant/chunk'],
-  packedKind: number,
-): SessionEvent<'assistant/chunk'> {
-  return commitChunk(session, data, packedKind);
-}
-
 /** The dispatch modes of the `session/*` events. */
 export const sessionEventModes = { 'session/event': 'emit' } as const;
 
@@ -148,10 +125,6 @@ export class Session {
   readonly scans: LogScanStates;
   #publishing = false;
   #closed = false;
-
-  static {
-    commitChunk = (session, data, packedKind) => session.#appendChunk(data, packedKind);
-  }
 
   constructor(options: {
     header: SessionHeader;
@@ -357,35 +330,6 @@ export class Session {
       this.#publishing = false;
     }
     return event as SessionEvent<Type>;
-  }
-
-  // `append` for a built chunk (see `appendBuiltChunk`), in the same order: enclosure check, commit,
-  // persistence, publication. A chunk is never on the surface and changes no enclosure state.
-  #appendChunk(
-    data: SessionEventMap['assistant/chunk'],
-    packedKind: number,
-  ): SessionEvent<'assistant/chunk'> {
-    if (this.#closed) throw new SessionError('SESSION_CLOSED', `session ${this.id} is closed`);
-    const event = Object.freeze({ type: chunkType, seq: this.#log.length, time: Date.now(), data });
-    this.#enclosure.check(event);
-    const kind = this.#log.push(event, true, packedKind);
-    this.#persistence?.write(event, kind);
-    if (this.#publishing) {
-      this.#unpublished.push(event);
-      return event;
-    }
-    const hooks = this.#hooks;
-    if (hooks === undefined) return event;
-    this.#publishing = true;
-    try {
-      const queue = this.#unpublished;
-      if (queue.length > 0) queue.push(event);
-      else this.#emit(hooks, event);
-      while (queue.length > 0) this.#emit(hooks, queue.shift()!);
-    } finally {
-      this.#publishing = false;
-    }
-    return event;
   }
 
   /** The typed events of one type, in seq order (a scan: for tests and tools, not hot paths). */

@@ -74,7 +74,7 @@ describe('events the loop builds itself', () => {
   });
 });
 
-describe('a chunk the loop appends (its own commit path)', () => {
+describe('a chunk the loop appends', () => {
   const header = { version: 0 as const, id: 's1', createdAt: 0 };
   const delta: StreamChunk = { type: 'text-delta', index: 0, text: 'a' };
 
