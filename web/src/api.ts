@@ -33,9 +33,53 @@ export function setToken(value: string): void {
   token = value;
 }
 
-/** The token (for the event stream URL, which cannot carry headers). */
-export function currentToken(): string {
-  return token;
+/**
+ * Opens a streaming GET (the session's event stream) with the token in its header; resolves with the
+ * answer once its headers are in, and throws ApiError with the server's code when it is refused.
+ */
+export async function openStream(path: string, signal: AbortSignal): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+      cache: 'no-store',
+      signal,
+    });
+  } catch (error) {
+    if (signal.aborted) throw error;
+    // fetch rejects only when the server cannot be reached (or the caller aborted, above).
+    throw unreachable();
+  }
+  if (!response.ok) throw failure(response, await response.text());
+  return response;
+}
+
+function unreachable(): ApiError {
+  return new ApiError(
+    0,
+    'SERVER_UNREACHABLE',
+    'the Rein server cannot be reached; is `rein web` still running?',
+  );
+}
+
+/** An answer's JSON, or undefined when it is empty or not JSON (a refusal is then reported by its status). */
+function parseAnswer(text: string): unknown {
+  try {
+    return text === '' ? undefined : (JSON.parse(text) as unknown);
+  } catch {
+    // Not JSON (a proxy's page, say): nothing to read from it.
+    return undefined;
+  }
+}
+
+/** The ApiError of a refused answer: the server's `{ error: { code, message } }`, or its HTTP status. */
+function failure(response: Response, text: string): ApiError {
+  const error = (parseAnswer(text) as { error?: { code?: string; message?: string } } | undefined)?.error;
+  return new ApiError(
+    response.status,
+    error?.code ?? `HTTP_${response.status}`,
+    error?.message ?? response.statusText,
+  );
 }
 
 /** Calls the JSON API; throws ApiError with the server's code on failure. */
@@ -51,27 +95,9 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     response = await fetch(path, init);
   } catch {
     // fetch rejects only when the server cannot be reached.
-    throw new ApiError(
-      0,
-      'SERVER_UNREACHABLE',
-      'the Rein server cannot be reached; is `rein web` still running?',
-    );
+    throw unreachable();
   }
   const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    // A non-JSON answer is reported below with the status.
-    parsed = undefined;
-  }
-  if (!response.ok) {
-    const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
-    throw new ApiError(
-      response.status,
-      error?.code ?? `HTTP_${response.status}`,
-      error?.message ?? response.statusText,
-    );
-  }
-  return parsed as T;
+  if (!response.ok) throw failure(response, text);
+  return parseAnswer(text) as T;
 }

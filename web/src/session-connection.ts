@@ -1,8 +1,10 @@
-import { ApiError, api, currentToken } from './api.ts';
+import { ApiError, api, openStream } from './api.ts';
 import { DeltaRunDecoder, DeltaRunMismatchError } from './delta-runs.ts';
 import type { LogRunEntry } from './delta-runs.ts';
 import { fetchHistoryPage } from './session-history.ts';
 import type { HistoryPage } from './session-history.ts';
+import { ServerSentEventParser } from './server-sent-events.ts';
+import type { ServerSentEvent } from './server-sent-events.ts';
 import type { ApprovalRequest, LiveState, LogEvent, WireMessage } from './types.ts';
 
 // Events folded per frame at most for this long (in slices of this many), the rest in the next frame.
@@ -30,13 +32,15 @@ export interface ConnectionHandlers {
 }
 
 /**
- * One session's event stream with automatic reconnection: the browser's own retry resumes with
- * `Last-Event-ID`; after a hard failure a new stream starts `from` the next seq the app needs.
+ * One session's event stream with automatic reconnection: the stream is read with `fetch` (the token in
+ * its header, the server's refusal in its status) and parsed as each network read arrives; when it ends
+ * or breaks, a new stream starts `from` the next seq the app needs, after a backoff.
  */
 export class SessionConnection {
   readonly #sessionId: string;
   readonly #handlers: ConnectionHandlers;
-  #source: EventSource | undefined;
+  // Aborting it ends the stream being read (a reopen starts the next with its own).
+  #controller: AbortController | undefined;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #attempt = 0;
   #stopped = false;
@@ -84,29 +88,81 @@ export class SessionConnection {
     this.#stopped = true;
     clearTimeout(this.#retryTimer);
     this.#cancelFlush();
-    this.#source?.close();
-    this.#source = undefined;
+    this.#controller?.abort();
+    this.#controller = undefined;
   }
 
   #open(): void {
     if (this.#stopped) return;
     this.#handlers.onConnection(this.#attempt === 0 ? 'connecting' : 'reconnecting');
+    const controller = new AbortController();
+    this.#controller = controller;
+    void this.#read(controller.signal);
+  }
+
+  /**
+   * Reads one stream until it ends: messages are handed over as each network read completes them. A
+   * stream that ends or breaks is opened again from the next seq the app needs; one the server refuses
+   * for good (no such session, a wrong token) stops the connection.
+   */
+  async #read(signal: AbortSignal): Promise<void> {
     const from = this.#handlers.nextSeq();
-    const url = `/api/sessions/${encodeURIComponent(this.#sessionId)}/stream?from=${from}&batch=1&runs=1&token=${encodeURIComponent(currentToken())}`;
-    const source = new EventSource(url);
-    this.#source = source;
-    source.addEventListener('open', () => {
-      this.#attempt = 0;
-      this.#handlers.onConnection('open');
-    });
-    source.addEventListener('error', () => {
-      if (this.#stopped) return;
-      if (source.readyState === EventSource.CLOSED) {
-        void this.#reopenUnlessRefused();
-      } else {
-        this.#handlers.onConnection('reconnecting');
+    let response: Response;
+    try {
+      response = await openStream(
+        `/api/sessions/${encodeURIComponent(this.#sessionId)}/stream?from=${from}&batch=1&runs=1`,
+        signal,
+      );
+    } catch (error) {
+      if (signal.aborted) return;
+      if (
+        error instanceof ApiError &&
+        (error.code === 'SESSION_NOT_FOUND' || error.code === 'UNAUTHORIZED')
+      ) {
+        this.stop();
+        this.#handlers.onRefused(error.code);
+        return;
       }
-    });
+      // Any other failure (the server restarting, a network blip) is retried with backoff.
+      this.#reopen();
+      return;
+    }
+    this.#attempt = 0;
+    this.#handlers.onConnection('open');
+    const dispatch = this.#dispatcher();
+    const parser = new ServerSentEventParser();
+    const reader = response.body!.getReader();
+    for (;;) {
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        // The connection broke (or was aborted, which rejects the read): a new stream continues below.
+        if (!(error instanceof Error)) throw error;
+        break;
+      }
+      if (read.done || signal.aborted) break;
+      for (const message of parser.push(read.value)) {
+        try {
+          dispatch(message);
+        } catch (error) {
+          // As an event listener's exception would be: reported, and the stream read on.
+          reportError(error);
+        }
+        // A handler reopened or stopped the connection: this stream's later messages are not wanted.
+        if (signal.aborted) break;
+      }
+    }
+    parser.end();
+    if (signal.aborted) {
+      void reader.cancel().catch(() => undefined);
+      return;
+    }
+    this.#reopen();
+  }
+
+  /** The handler of one stream's messages (each stream has its own delta-run decoder). */
+  #dispatcher(): (message: ServerSentEvent) => void {
     const receive = (events: readonly LogEvent[]): void => {
       const first = events[0];
       if (first === undefined) return;
@@ -118,49 +174,66 @@ export class SessionConnection {
       for (const event of events) this.#pending.push(event);
       this.#flushSoon();
     };
-    source.addEventListener('log', (message) =>
-      receive([JSON.parse((message as MessageEvent<string>).data) as LogEvent]),
-    );
-    // Runs of durable events in one message (asked for with `batch=1`), deltas as runs (`runs=1`).
-    source.addEventListener('log-batch', (message) =>
-      receive(JSON.parse((message as MessageEvent<string>).data) as LogEvent[]),
-    );
     // One decoder per stream: an answer's message refers to the deltas this stream carried before it.
     const runs = new DeltaRunDecoder();
-    source.addEventListener('log-runs', (message) => {
-      let events: LogEvent[];
-      try {
-        events = runs.decode(JSON.parse((message as MessageEvent<string>).data) as LogRunEntry[]);
-      } catch (error) {
-        // Not expected (both ends remember the same deltas); a new stream sends the message whole.
-        if (!(error instanceof DeltaRunMismatchError)) throw error;
-        this.#reopen();
-        return;
-      }
-      receive(events);
-    });
-    const live = <T>(name: string, handle: (data: T) => void): void => {
-      source.addEventListener(name, (message) => {
-        this.#flush();
-        handle(JSON.parse((message as MessageEvent<string>).data) as T);
-      });
+    const live = (handle: () => void): void => {
+      // A live event comes after every durable event before it.
+      this.#flush();
+      handle();
     };
-    live<LiveState>('hello', (state) => this.#handlers.onState(state));
-    live<LiveState>('resync', (state) => this.#handlers.onState(state));
-    live<LiveState>('state', (state) => this.#handlers.onState(state));
-    live<{ status: 'idle' | 'running' }>('status', (data) => this.#handlers.onStatus(data.status));
-    live<{ nextTurn: WireMessage[]; nextStep: WireMessage[] }>('inbox', (data) =>
-      this.#handlers.onInbox(data),
-    );
-    live<{ approvals: ApprovalRequest[] }>('approvals', (data) => this.#handlers.onApprovals(data.approvals));
-    live<{ reason: string }>('closed', (data) => {
-      if (data.reason === 'deleted') {
-        this.stop();
-        this.#handlers.onClosed(data.reason);
-      } else {
-        this.#reopen();
+    return ({ event, data }) => {
+      switch (event) {
+        case 'log':
+          receive([JSON.parse(data) as LogEvent]);
+          break;
+        // Runs of durable events in one message (asked for with `batch=1`), deltas as runs (`runs=1`).
+        case 'log-batch':
+          receive(JSON.parse(data) as LogEvent[]);
+          break;
+        case 'log-runs': {
+          let events: LogEvent[];
+          try {
+            events = runs.decode(JSON.parse(data) as LogRunEntry[]);
+          } catch (error) {
+            // Not expected (both ends remember the same deltas); a new stream sends the message whole.
+            if (!(error instanceof DeltaRunMismatchError)) throw error;
+            this.#reopen();
+            return;
+          }
+          receive(events);
+          break;
+        }
+        case 'hello':
+        case 'resync':
+        case 'state':
+          live(() => this.#handlers.onState(JSON.parse(data) as LiveState));
+          break;
+        case 'status':
+          live(() => this.#handlers.onStatus((JSON.parse(data) as { status: 'idle' | 'running' }).status));
+          break;
+        case 'inbox':
+          live(() =>
+            this.#handlers.onInbox(JSON.parse(data) as { nextTurn: WireMessage[]; nextStep: WireMessage[] }),
+          );
+          break;
+        case 'approvals':
+          live(() =>
+            this.#handlers.onApprovals((JSON.parse(data) as { approvals: ApprovalRequest[] }).approvals),
+          );
+          break;
+        case 'closed':
+          live(() => {
+            const { reason } = JSON.parse(data) as { reason: string };
+            if (reason === 'deleted') {
+              this.stop();
+              this.#handlers.onClosed(reason);
+            } else this.#reopen();
+          });
+          break;
+        default:
+        // A message this page does not know (a newer server's) is skipped.
       }
-    });
+    };
   }
 
   #expected(): number {
@@ -168,28 +241,10 @@ export class SessionConnection {
     return last !== undefined ? Math.max(last.seq + 1, this.#handlers.nextSeq()) : this.#handlers.nextSeq();
   }
 
-  /** EventSource hides the HTTP status: ask the API why the stream failed before trying again. */
-  async #reopenUnlessRefused(): Promise<void> {
-    try {
-      await api('GET', `/api/sessions/${encodeURIComponent(this.#sessionId)}`);
-    } catch (error) {
-      if (
-        error instanceof ApiError &&
-        (error.code === 'SESSION_NOT_FOUND' || error.code === 'UNAUTHORIZED')
-      ) {
-        this.stop();
-        this.#handlers.onRefused(error.code);
-        return;
-      }
-      // Any other failure (the server restarting, a network blip) is retried with backoff.
-    }
-    this.#reopen();
-  }
-
   #reopen(): void {
     this.#flush();
-    this.#source?.close();
-    this.#source = undefined;
+    this.#controller?.abort();
+    this.#controller = undefined;
     if (this.#stopped) return;
     this.#handlers.onConnection('reconnecting');
     const delay = Math.min(10_000, 250 * 2 ** this.#attempt);
