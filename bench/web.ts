@@ -50,11 +50,12 @@ const baseline = options.get('baseline');
 if (baseline !== undefined && baseline !== '')
   builds.unshift({ name: 'baseline', bin: join(resolve(baseline), 'bin', 'rein.js') });
 const chromiumPath = '/usr/bin/chromium';
-// Writes the page's CPU profiles (open, stream) as `<prefix>-open.cpuprofile` … for DevTools.
+// Writes the page's CPU profiles (open, stream) as `<prefix>-open-<session>.cpuprofile` and
+// `<prefix>-stream-<build>-<run>.cpuprofile`, for DevTools.
 const profilePrefix = options.get('profile');
 // Runs each `rein web` under `node --cpu-prof` and writes its profile into this directory when it exits.
 const serverProfileDirectory = options.get('server-profile');
-// Writes a Chrome trace of the stream (devtools timeline categories) as `<prefix>-stream.json`.
+// Writes a Chrome trace of each stream (devtools timeline categories) as `<prefix>-stream-<build>-<run>.json`.
 const tracePrefix = options.get('trace');
 const streamTimeoutSeconds = Number(options.get('stream-timeout') ?? '300');
 // `--stream=0` measures the opens only (more runs in the same time; the stream rows are left out).
@@ -289,6 +290,8 @@ function describeTasks(trace: Buffer): string {
   const starts = tasks.map((task) => task.ts).sort((a, b) => a - b);
   const cpuAt = new Map(tasks.map((task) => [task.ts, (task.tdur ?? 0) / 1000]));
   const longFrames: { wall: number; cpu: number }[] = [];
+  // The main thread's CPU in every frame: how much a frame asks of the core, whatever the load.
+  const frameCpu: number[] = [];
   let next = 0;
   for (let index = 1; index < frameStarts.length; index++) {
     const from = frameStarts[index - 1]!;
@@ -296,15 +299,21 @@ function describeTasks(trace: Buffer): string {
     let spent = 0;
     while (next < starts.length && starts[next]! < from) next++;
     for (let at = next; at < starts.length && starts[at]! < to; at++) spent += cpuAt.get(starts[at]!) ?? 0;
+    frameCpu.push(spent);
     if ((to - from) / 1000 > 50) longFrames.push({ wall: (to - from) / 1000, cpu: spent });
   }
+  frameCpu.sort((a, b) => a - b);
+  const quantile = (share: number): string =>
+    (frameCpu[Math.min(frameCpu.length - 1, Math.floor(share * frameCpu.length))] ?? 0).toFixed(1);
   const busy = longFrames.filter((frame) => frame.cpu > 25);
   return (
     `main-thread tasks: ${tasks.length}; over 50 ms: ${over(wall)} by the wall clock, ${over(cpu)} in CPU time; ` +
     `longest ${Math.max(0, ...wall).toFixed(0)} ms wall, longest in CPU ${Math.max(0, ...cpu).toFixed(0)} ms; ` +
     `frames over 50 ms (BeginMainFrame to BeginMainFrame): ${longFrames.length}, of which the main thread ran ` +
     `over 25 ms of CPU in ${busy.length}; most CPU in one frame ${Math.max(0, ...longFrames.map((frame) => frame.cpu)).toFixed(0)} ms ` +
-    `(wall ${longFrames.map((frame) => `${frame.wall.toFixed(0)}/${frame.cpu.toFixed(0)}`).join(' ')} ms wall/CPU)`
+    `(wall ${longFrames.map((frame) => `${frame.wall.toFixed(0)}/${frame.cpu.toFixed(0)}`).join(' ')} ms wall/CPU); ` +
+    `main-thread CPU per frame: p50 ${quantile(0.5)}, p90 ${quantile(0.9)}, p99 ${quantile(0.99)}, max ${quantile(1)} ms, ` +
+    `over 25 ms in ${frameCpu.filter((spent) => spent > 25).length} of ${frameCpu.length} frames`
   );
 }
 
@@ -327,7 +336,12 @@ function processCpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-async function stream(page: Page, lastTurn: number, serverPid: number): Promise<StreamFigures> {
+async function stream(
+  page: Page,
+  lastTurn: number,
+  serverPid: number,
+  label: string,
+): Promise<StreamFigures> {
   await page.waitForTimeout(500);
   const started = await page.evaluate(() => {
     const bench = (
@@ -371,10 +385,10 @@ async function stream(page: Page, lastTurn: number, serverPid: number): Promise<
   const serverCpuMs = processCpuMs(serverPid) - serverCpuBefore;
   if (tracePrefix !== undefined) {
     const trace = await page.context().browser()!.stopTracing();
-    writeFileSync(`${tracePrefix}-stream.json`, trace);
+    writeFileSync(`${tracePrefix}-stream-${label}.json`, trace);
     process.stderr.write(`${describeTasks(trace)}\n`);
   }
-  await profiler?.(`${profilePrefix}-stream.cpuprofile`);
+  await profiler?.(`${profilePrefix}-stream-${label}.cpuprofile`);
   // A string, so the bundler's helpers (tsx names inner functions) never reach the page.
   const timeline = (await page.evaluate(`(() => {
     const bench = window.__bench;
@@ -458,7 +472,8 @@ async function main(): Promise<void> {
           `${build.name}: opened the long session in ${Math.round(longOpen.figures.lastTurnMs)} ms\n`,
         );
         if (measureStream) {
-          const figures = await stream(longOpen.page, long.turns, child.pid!);
+          const label = `${build.name.replaceAll(' ', '-')}-${run + 1}`;
+          const figures = await stream(longOpen.page, long.turns, child.pid!, label);
           entry.stream.push(figures);
           // Per run, so builds can be compared pair by pair at the load each pair ran under.
           process.stderr.write(
