@@ -79,7 +79,7 @@ export async function openPage(
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
   page.on('console', (message) => {
-    if (message.type() === 'error' && !/Failed to load resource|EventSource/.test(message.text())) {
+    if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) {
       problems.push(`console: ${message.text()}`);
     }
   });
