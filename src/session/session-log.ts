@@ -70,6 +70,22 @@ const heldMeta = -2;
 // Which kinds are chunk events (and so belong to a run), as a table: this is read once per chunk.
 const chunkKinds: readonly boolean[] = typeOfKind.map((type) => type === chunkEventType);
 
+/**
+ * An array of length `length` for one page, already in the holey elements kind a store of `sample`
+ * gives it (entries: any value; meta: doubles, as packed meta, time × kindRange + kind, is no small
+ * integer). Every page, the first included, then has one elements kind from the start: a page that
+ * began as small integers would change kind at its first store, and code optimized on the first page
+ * would be deoptimized (wrong map) on the second.
+ */
+function holeyPage<Value>(length: number, sample: Value): Value[] {
+  const page = new Array<Value>(Math.max(1, length));
+  // The store moves the array to the kind, which it then keeps (elements kinds never go back); the
+  // slot is written again before it is read, and a first page starts empty.
+  page[0] = sample;
+  if (length === 0) page.length = 0;
+  return page;
+}
+
 // Set by `SessionLog`'s static block: packs whatever the first page still holds (see `packHeldEvents`).
 let sealFirstPage: (log: SessionLog) => void;
 
@@ -147,15 +163,9 @@ export class SessionLog implements ReadonlySessionLog {
     const position = seq - this.#base;
     const page = position >>> pageBits;
     const slot = position & pageMask;
-    if (slot === 0) {
-      // The first page is full: its events are packed now, in one pass.
-      if (page === 1) this.#sealFirstPage();
-      // The first page grows as a short log does; later ones are allocated whole (no growth slack).
-      // `new Array(0)`, not `[]`: every page is then of the same (holey) elements kind, so the code
-      // optimized on the first page is not deoptimized (wrong map) when the log reaches the second.
-      this.#entries.push(new Array<unknown>(page === 0 ? 0 : pageSize));
-      this.#meta.push(new Array<number>(page === 0 ? 0 : pageSize));
-    }
+    // A call, not inline code: it runs once (at seq 0) before `push` is optimized, so the optimized
+    // `push` has feedback for it and is not deoptimized when the second page starts.
+    if (slot === 0) this.#startPage(page);
     this.#length = seq + 1;
     // Past its first page a log packs each event as it comes: in a long stream the committed objects
     // then die young, where holding a page of them would carry it through several collections.
@@ -166,6 +176,15 @@ export class SessionLog implements ReadonlySessionLog {
     return knownKind >= 0 && Number.isSafeInteger(time) && time >= 0 && time < maxPackedTime
       ? knownKind
       : eventEntry;
+  }
+
+  /** Allocates page `page`; when it is the second, the first page's held events are packed first. */
+  #startPage(page: number): void {
+    if (page === 1) this.#sealFirstPage();
+    // The first page grows as a short log does; later ones are allocated whole (no growth slack).
+    const length = page === 0 ? 0 : pageSize;
+    this.#entries.push(holeyPage<unknown>(length, undefined));
+    this.#meta.push(holeyPage(length, 0.5));
   }
 
   /**
