@@ -151,6 +151,14 @@ describe.skipIf(!hasChromium)('Web UI: steering, queueing, reload, untrusted tex
       const deltas = Array.from({ length: 60 }, (_, index) => `part${index} `);
       f = await serverFixture([{ text: deltas, delayMs: 50 }], { server: { webRoot: shared.webRoot } });
       const { page, problems } = await openPage(shared.context, f.server.url);
+      // Every stream the page opens, with the headers it was sent with.
+      const streams: { url: string; authorization: string | undefined }[] = [];
+      page.on('request', (request) => {
+        if (new URL(request.url()).pathname.endsWith('/stream'))
+          void request.allHeaders().then((headers) => {
+            streams.push({ url: request.url(), authorization: headers.authorization });
+          });
+      });
       await page.getByTestId('composer-input').fill('stream please');
       await page.getByTestId('composer-input').press('Enter');
       await page.locator('[data-testid="assistant-message"][data-streaming="true"]').waitFor();
@@ -165,6 +173,12 @@ describe.skipIf(!hasChromium)('Web UI: steering, queueing, reload, untrusted tex
         const html = await transcriptHtml(page);
         expect(html).toContain('part59');
         expect(html.split('part30 ').length).toBe(2);
+        // The first stream and the one after the restart: the token in a header, never in the URL.
+        await expect.poll(() => streams.length).toBeGreaterThanOrEqual(2);
+        for (const stream of streams) {
+          expect(stream.url).not.toContain(token);
+          expect(stream.authorization).toBe(`Bearer ${token}`);
+        }
         const { page: fresh } = await openPage(shared.context, restarted.url + new URL(page.url()).hash);
         await fresh.locator('[data-testid="turn-end"][data-turn-end="completed"]').waitFor();
         expect(await transcriptHtml(fresh)).toBe(html);
