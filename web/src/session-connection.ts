@@ -153,12 +153,9 @@ export class SessionConnection {
         if (signal.aborted) break;
       }
     }
+    // A message the stream's end cut off is dropped; an aborted stream's body is already cancelled.
     parser.end();
-    if (signal.aborted) {
-      void reader.cancel().catch(() => undefined);
-      return;
-    }
-    this.#reopen();
+    if (!signal.aborted) this.#reopen();
   }
 
   /** The handler of one stream's messages (each stream has its own delta-run decoder). */
