@@ -53,6 +53,19 @@ export function TranscriptScroller({
   const anchor = useRef<{ row: Element | null; rowTop: number; top: number; height: number } | undefined>(
     undefined,
   );
+  // A scroll to the bottom is owed at the next render: a follow request, another session, a transcript
+  // shown in place of `children`, items added or dropped (the tail's first rows leave as rows come,
+  // which can keep the height and lets scroll anchoring move the view). While only an item grows (a
+  // streaming answer), the ResizeObserver below scrolls once the grown content is laid out, before it
+  // is painted, so such a render forces no layout of its own.
+  const owesBottom = useRef(true);
+  // What the last render showed; a change to any of it owes the bottom.
+  const shown = useRef<{
+    session: string | undefined;
+    content: Element | null;
+    start: number;
+    count: number;
+  }>({ session: undefined, content: null, start: 0, count: 0 });
   const [showJump, setShowJump] = useState(false);
   const [, setLoads] = useState(0);
 
@@ -67,6 +80,7 @@ export function TranscriptScroller({
 
   const followBottom = (): void => {
     follow.current = true;
+    owesBottom.current = true;
     readingStart.current = undefined;
     setShowJump(false);
     setLoads((value) => value + 1);
@@ -128,10 +142,21 @@ export function TranscriptScroller({
     return () => observer.disconnect();
   }, [children === undefined]);
 
-  // Before the frame is painted: the bottom on open and while following, or what was on screen after a load.
+  // Before the frame is painted: the bottom when one is owed, or what was on screen after a load.
   useLayoutEffect(() => {
     const element = scroller.current;
     if (element === null) return;
+    const content = element.firstElementChild;
+    const last = shown.current;
+    if (
+      last.session !== sessionKey ||
+      last.content !== content ||
+      last.start !== start ||
+      last.count !== items.length
+    ) {
+      shown.current = { session: sessionKey, content, start, count: items.length };
+      owesBottom.current = true;
+    }
     const kept = anchor.current;
     if (kept !== undefined) {
       anchor.current = undefined;
@@ -141,7 +166,10 @@ export function TranscriptScroller({
       } else element.scrollTop = kept.top + (element.scrollHeight - kept.height);
       lastTop.current = element.scrollTop;
       element.style.overflowAnchor = '';
-    } else if (follow.current) toBottom();
+    } else if (follow.current && owesBottom.current) {
+      owesBottom.current = false;
+      toBottom();
+    }
   });
 
   const onScroll = (): void => {
