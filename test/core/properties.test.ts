@@ -42,11 +42,16 @@ function delayTool(name: string, parallel: boolean): Tool<never> {
     isConcurrencySafe: () => parallel,
     execute: ({ delay }, { signal }) =>
       new Promise((resolve, reject) => {
-        const timer = setTimeout(() => resolve(`slept ${delay}`), delay);
-        signal.addEventListener('abort', () => {
+        // The turn's signal outlives the call: the listener goes when the call ends, as a tool's should.
+        const onAbort = (): void => {
           clearTimeout(timer);
           reject(Object.assign(new Error('aborted'), { name: 'AbortError' }));
-        });
+        };
+        const timer = setTimeout(() => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(`slept ${delay}`);
+        }, delay);
+        signal.addEventListener('abort', onAbort, { once: true });
       }),
   }) as Tool<never>;
 }
