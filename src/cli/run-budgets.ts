@@ -76,11 +76,13 @@ export async function askToRaise(io: CliIo, reached: ReachedBudget, signal: Abor
   );
   // Cooked mode, as for approvals: Ctrl-C stays the run's SIGINT, which aborts this question.
   const rl = createInterface({ input: io.stdin, terminal: false });
+  let onAbort: (() => void) | undefined;
   try {
     const answer = await new Promise<string | undefined>((resolve) => {
       rl.once('line', resolve);
       rl.once('close', () => resolve(undefined));
-      signal.addEventListener('abort', () => resolve(undefined), { once: true });
+      onAbort = () => resolve(undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
     });
     if (answer === undefined || signal.aborted) {
       io.stderr.write('\n');
@@ -88,6 +90,8 @@ export async function askToRaise(io: CliIo, reached: ReachedBudget, signal: Abor
     }
     return ['y', 'yes'].includes(answer.trim().toLowerCase());
   } finally {
+    // The run's signal outlives the question: its listener goes with it.
+    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
     rl.close();
   }
 }

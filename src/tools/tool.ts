@@ -19,7 +19,10 @@ export interface ZodLikeIssue {
 
 /** What a tool receives besides its arguments. */
 export interface ToolContext {
-  /** Aborted when the turn is cancelled; every tool must honour it. */
+  /**
+   * Aborted when the turn is cancelled; every tool must honour it. It is the turn's signal, shared by
+   * every call of the turn, so a listener a call adds to it must be removed when the call ends.
+   */
   readonly signal: AbortSignal;
   readonly callId: string;
   readonly sessionId: string;
