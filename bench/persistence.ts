@@ -297,7 +297,7 @@ async function comparePerStep(root: string, steps: number, reps: number): Promis
       `the memory run of the same repetition, wall / CPU, which a load that drifts between repetitions ` +
       `moves less; fdatasyncs per step counted by onDurable over the whole ` +
       `turn, its end included; the part of the step spent waiting from turn/end to idle, i.e. for the ` +
-      `turn-end sync):`,
+      `turn-end checkpoint: a write, plus an fdatasync under power-loss):`,
   );
   for (const variant of stepVariants) {
     const rows = runs.get(variant.label)!;

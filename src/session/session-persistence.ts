@@ -10,7 +10,8 @@ export interface SessionPersistence {
    */
   write(event: AnySessionEvent, packedKind?: number): void;
   /**
-   * Makes everything written so far durable (or schedules it, for `request`); rejects when it cannot.
+   * Makes everything written so far durable at the store's durability level (or schedules it, for
+   * `request`); rejects when it cannot.
    * Answers `checkpointDone` itself when there is nothing to wait for.
    */
   checkpoint(reason: CheckpointReason, signal?: AbortSignal): Promise<void>;
@@ -18,7 +19,7 @@ export interface SessionPersistence {
   readonly failure?: Error | undefined;
 }
 
-/** The moments the loop asks for durability. */
+/** The moments durability is asked for; `flush` (an explicit request) forces storage under every durability policy. */
 export type CheckpointReason = 'request' | 'tool' | 'turn-end' | 'flush';
 
 /**

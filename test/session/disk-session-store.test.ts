@@ -182,8 +182,16 @@ describe('DiskSessionStore: the file', () => {
       agent.followup('go');
       await agent.whenIdle();
       const events = agent.session.events;
+      // The turn end is a checkpoint in both modes: another reader sees the whole turn at once.
+      const stored = await new DiskSessionStore({ root }).read(agent.session.id);
+      expect(stored.events).toEqual(JSON.parse(JSON.stringify(events)));
+      const atTurnEnd = [...syncs];
+      // An explicit flush (as before a message is acknowledged to a remote client) forces storage in
+      // both modes: under process-crash it syncs what the turn end only wrote.
+      await store.flush(agent.session);
+      expect(syncs.slice(atTurnEnd.length)).toEqual(durability === 'process-crash' ? [events.length] : []);
       await harness.dispose();
-      return { syncs, events, bodies };
+      return { syncs: atTurnEnd, events, bodies };
     }
 
     it('power-loss, a writing tool: exactly one fdatasync per step, before its body, covering every event before it', async () => {
@@ -204,9 +212,15 @@ describe('DiskSessionStore: the file', () => {
       expect(syncs).toEqual([events.length]);
     });
 
-    it('process-crash: only the turn end syncs; a writing body finds its call written to the OS', async () => {
-      const { syncs, events } = await syncsOfTurn('write', 'process-crash');
-      expect(syncs).toEqual([events.length]);
+    it('process-crash: no fdatasync in the turn or at its end; a writing body finds its call written to the OS', async () => {
+      const { syncs, bodies } = await syncsOfTurn('write', 'process-crash');
+      expect(syncs).toEqual([]);
+      expect(bodies).toEqual(Array.from({ length: steps }, () => 0));
+    });
+
+    it('process-crash, a read-only tool: no fdatasync in the turn or at its end', async () => {
+      const { syncs } = await syncsOfTurn('read', 'process-crash');
+      expect(syncs).toEqual([]);
     });
   });
 });

@@ -353,11 +353,17 @@ describePostgres('PostgresSessionStore: schema version 5 (fence in the session r
         await new Promise((resolve) => setTimeout(resolve, 200));
         await listener.query('select 1');
         expect(heard).toEqual([`paced ${first}`]);
-        appendTextTurn(session, 'three', 'a synced commit');
+        // Under process-crash a turn end is committed like a tool checkpoint: not synced, so paced.
+        appendTextTurn(session, 'three', 'a turn end: owed');
         await session.checkpoint('turn-end');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await listener.query('select 1');
+        expect(heard).toEqual([`paced ${first}`]);
+        appendTextTurn(session, 'four', 'a synced commit (a flush)');
+        await session.checkpoint('flush');
         const synced = session.length;
         await expect.poll(() => heard.length, { timeout: 5000 }).toBe(2);
-        appendTextTurn(session, 'four', 'owed until the release');
+        appendTextTurn(session, 'five', 'owed until the release');
         await session.checkpoint('tool');
         const last = session.length;
         await writer.release(session);

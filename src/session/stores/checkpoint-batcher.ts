@@ -4,8 +4,8 @@ import type { CheckpointReason } from '../session-persistence.ts';
 /**
  * How far a checkpoint goes. `power-loss` (default): what must be durable is forced to storage
  * (fdatasync, a WAL flush), so it survives a machine crash. `process-crash`: it is handed to the OS or
- * the database server (which survives the process being killed); only turn ends, flushes and closes
- * force it to storage.
+ * the database server (which survives the process being killed), turn ends included; only flushes
+ * (`store.flush`, a message acknowledged to a remote client) and closes force it to storage.
  */
 export type SessionDurability = 'power-loss' | 'process-crash';
 
@@ -55,8 +55,8 @@ const maxBatchBytes = 1 << 20;
  * synchronously and stored in the background after the batch window; every store operation runs on
  * one chain, in order. A `request` checkpoint never waits (the request has no side effect): the lines
  * go with the next batch and, under `power-loss`, a sync follows within the window unless a waiting
- * checkpoint syncs first. `tool` waits for the store (and, under `power-loss`, the sync); `turn-end`
- * and `flush` always wait for the sync. After the first failure every later checkpoint rejects with it.
+ * checkpoint syncs first. `tool` and `turn-end` wait for the store (and, under `power-loss`, the
+ * sync); `flush` always waits for the sync. After the first failure every later checkpoint rejects with it.
  */
 export class CheckpointBatcher {
   readonly #sink: BatchSink;
@@ -140,7 +140,9 @@ export class CheckpointBatcher {
         this.#syncSoon();
       return settled;
     }
-    const sync = reason !== 'tool' || this.#durability === 'power-loss';
+    // Under `process-crash` a turn end is stored like a tool checkpoint (the mode's promise); only an
+    // explicit flush forces storage in both modes.
+    const sync = reason === 'flush' || this.#durability === 'power-loss';
     if (this.#queued === 0 && this.#pendingEvents === 0 && !(sync && this.#unsynced)) return settled;
     // The closures live in methods of their own (#syncSoon, #storeOnChain, untilDoneOrAborted), so a
     // checkpoint allocates no context for them: every step's request checkpoint returns above.

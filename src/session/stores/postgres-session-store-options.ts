@@ -22,7 +22,7 @@ export interface PostgresSessionStoreOptions {
   retryMs?: number;
   /**
    * The least time between two NOTIFYs (which wake followers on other servers) of a session's commits
-   * that are not synced; synced commits (turn ends, flushes, releases, and under `power-loss` those
+   * that are not synced; synced commits (flushes, releases, and under `power-loss` turn ends and those
    * before writing tool bodies) always notify, and a skipped one is sent late, at the end of the
    * interval. 0 notifies every commit; 50 ms by default.
    */
