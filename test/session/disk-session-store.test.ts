@@ -149,16 +149,27 @@ describe('DiskSessionStore: the file', () => {
     async function syncsOfTurn(
       effect: 'read' | 'write',
       durability: 'power-loss' | 'process-crash',
-    ): Promise<{ syncs: number[]; events: readonly AnySessionEvent[]; bodies: number[] }> {
+    ): Promise<{ syncs: number[]; events: readonly AnySessionEvent[]; bodies: number[]; onDisk: boolean[] }> {
       const syncs: number[] = [];
       const bodies: number[] = [];
+      // For a writing tool: whether each body found its own call in the file (as another process would).
+      const onDisk: boolean[] = [];
       const tool = {
         name: 'touch',
         description: 'Changes (or reads) nothing in particular',
         effect,
         parameters: { type: 'object', properties: {}, additionalProperties: false },
-        execute: () => {
+        execute: async (_args: never, context: { session: { id: string }; callId: string }) => {
           bodies.push(syncs.length);
+          if (effect === 'write') {
+            const { events } = await new DiskSessionStore({ root }).read(context.session.id);
+            onDisk.push(
+              events.some(
+                (event) =>
+                  event.type === 'tool/call' && (event.data as { callId: string }).callId === context.callId,
+              ),
+            );
+          }
           return 'ok';
         },
       };
@@ -191,11 +202,12 @@ describe('DiskSessionStore: the file', () => {
       await store.flush(agent.session);
       expect(syncs.slice(atTurnEnd.length)).toEqual(durability === 'process-crash' ? [events.length] : []);
       await harness.dispose();
-      return { syncs: atTurnEnd, events, bodies };
+      return { syncs: atTurnEnd, events, bodies, onDisk };
     }
 
     it('power-loss, a writing tool: exactly one fdatasync per step, before its body, covering every event before it', async () => {
-      const { syncs, events, bodies } = await syncsOfTurn('write', 'power-loss');
+      const { syncs, events, bodies, onDisk } = await syncsOfTurn('write', 'power-loss');
+      expect(onDisk).toEqual(Array.from({ length: steps }, () => true));
       // One sync before each body, one at turn end; none before requests (they go on while it runs).
       expect(syncs).toHaveLength(steps + 1);
       expect(bodies).toEqual(Array.from({ length: steps }, (_, index) => index + 1));
@@ -213,9 +225,10 @@ describe('DiskSessionStore: the file', () => {
     });
 
     it('process-crash: no fdatasync in the turn or at its end; a writing body finds its call written to the OS', async () => {
-      const { syncs, bodies } = await syncsOfTurn('write', 'process-crash');
+      const { syncs, bodies, onDisk } = await syncsOfTurn('write', 'process-crash');
       expect(syncs).toEqual([]);
       expect(bodies).toEqual(Array.from({ length: steps }, () => 0));
+      expect(onDisk).toEqual(Array.from({ length: steps }, () => true));
     });
 
     it('process-crash, a read-only tool: no fdatasync in the turn or at its end', async () => {
