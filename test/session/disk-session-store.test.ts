@@ -63,6 +63,17 @@ function lineStarts(bytes: Buffer): number[] {
   return starts;
 }
 
+/**
+ * Whether the running call's `tool/call` is in its session file now: reads never lock, so this is what
+ * another process would find there.
+ */
+async function callOnDisk(context: { session: { id: string }; callId: string }): Promise<boolean> {
+  const { events } = await new DiskSessionStore({ root }).read(context.session.id);
+  return events.some(
+    (event) => event.type === 'tool/call' && (event.data as { callId: string }).callId === context.callId,
+  );
+}
+
 describe('DiskSessionStore: the file', () => {
   it('is a header line then one compact line per event (format 1), 0600 in a 0700 directory', async () => {
     const store = new DiskSessionStore({ root });
@@ -110,12 +121,7 @@ describe('DiskSessionStore: the file', () => {
         ({
           ...tool,
           execute: async (_args: never, context: { session: { id: string }; callId: string }) => {
-            // Reads never lock: this is what another process would find in the file now.
-            const { events } = await new DiskSessionStore({ root }).read(context.session.id);
-            seenOnDisk[context.callId] = events.some(
-              (event) =>
-                event.type === 'tool/call' && (event.data as { callId: string }).callId === context.callId,
-            );
+            seenOnDisk[context.callId] = await callOnDisk(context);
             return 'ok';
           },
         }) as unknown as typeof tool,
@@ -161,15 +167,7 @@ describe('DiskSessionStore: the file', () => {
         parameters: { type: 'object', properties: {}, additionalProperties: false },
         execute: async (_args: never, context: { session: { id: string }; callId: string }) => {
           bodies.push(syncs.length);
-          if (effect === 'write') {
-            const { events } = await new DiskSessionStore({ root }).read(context.session.id);
-            onDisk.push(
-              events.some(
-                (event) =>
-                  event.type === 'tool/call' && (event.data as { callId: string }).callId === context.callId,
-              ),
-            );
-          }
+          if (effect === 'write') onDisk.push(await callOnDisk(context));
           return 'ok';
         },
       };
