@@ -1,14 +1,16 @@
 // `npx tsx bench/encoder.ts`: the format 1 line encoder alone, in a hot loop over the events of one W1
-// turn (500 steps of one read-only no-op tool call, ScriptedProvider), as the disk store's writer calls it
-// (`encode(event, true, kind)`: envelopes as `Session` committed them, with the shape its log judged),
-// without the log's judgement (`encode(event, true)`), and with every envelope checked (`encode(event)`,
-// what a parsed log's re-encoding does). Prints µs per step, median (best) of the repetitions, and the
-// turn's bytes. Options: --steps=500 --reps=200
+// turn (500 steps of one read-only no-op tool call, ScriptedProvider), as the disk and PostgreSQL
+// writers call it (`encodeInto(lines, event, true, kind)`: every line's bytes into one buffer, envelopes as
+// `Session` committed them, with the shape its log judged), as one string a line with the same promises
+// (`encode(event, true, kind)`), without the log's judgement (`encode(event, true)`), and with every
+// envelope checked (`encode(event)`, what a parsed log's re-encoding does). Prints µs per step, median
+// (best) of the repetitions, and the turn's bytes. Options: --steps=500 --reps=200
 import { performance } from 'node:perf_hooks';
 import type { AnySessionEvent } from '../src/index.ts';
 import { MemorySessionStore, ScriptedProvider, createHarness, defineTool } from '../src/internal.ts';
 import { packedKindOf } from '../src/session/packed-event.ts';
 import { CompactLogCodec } from '../src/session/stores/compact-log-codec.ts';
+import { LineBytes } from '../src/session/stores/line-bytes.ts';
 
 function option(name: string, fallback: number): number {
   const value = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -55,19 +57,29 @@ const { events, createdAt } = await turnEvents(steps);
 // The kinds the log gave each event as it was committed (judged again here, envelope checked).
 const kinds = events.map((event) => packedKindOf(event, false));
 const variants = [
-  { label: 'encode(event, true, kind)', committed: true, withKinds: true },
-  { label: 'encode(event, true)', committed: true, withKinds: false },
-  { label: 'encode(event)', committed: false, withKinds: false },
+  { label: 'encodeInto(lines, event, true, kind)', committed: true, withKinds: true, into: true },
+  { label: 'encode(event, true, kind)', committed: true, withKinds: true, into: false },
+  { label: 'encode(event, true)', committed: true, withKinds: false, into: false },
+  { label: 'encode(event)', committed: false, withKinds: false, into: false },
 ];
-for (const { label, committed, withKinds } of variants) {
+// The writers' buffer, kept across repetitions as a writer keeps it across batches.
+const lines = new LineBytes(1 << 20);
+for (const { label, committed, withKinds, into } of variants) {
   const perStep: number[] = [];
   let bytes = 0;
   for (let rep = 0; rep < reps; rep++) {
     const codec = new CompactLogCodec(createdAt);
     bytes = 0;
+    lines.clear();
     const start = performance.now();
-    for (let index = 0; index < events.length; index++)
-      bytes += codec.encode(events[index]!, committed, withKinds ? kinds[index] : undefined).length;
+    if (into) {
+      for (let index = 0; index < events.length; index++)
+        codec.encodeInto(lines, events[index]!, committed, kinds[index]);
+      bytes = lines.length;
+    } else {
+      for (let index = 0; index < events.length; index++)
+        bytes += codec.encode(events[index]!, committed, withKinds ? kinds[index] : undefined).length;
+    }
     perStep.push(((performance.now() - start) * 1000) / steps);
   }
   perStep.sort((a, b) => a - b);

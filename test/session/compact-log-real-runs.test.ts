@@ -15,8 +15,8 @@ import {
 import type { ScriptedResponse } from '../../src/testing/index.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 
-// The live file writer encodes each event with `encode(event, true)`: the fast path that trusts the
-// envelope `Session.append` built and takes the compact kinds for the loop's hot lines (`tool/result`,
+// The live file writer encodes each event with `encodeInto(lines, event, true, kind)`, as bytes: the
+// fast path that trusts the envelope `Session.append` built and takes the compact kinds for the loop's hot lines (`tool/result`,
 // `assistant/message`, chunks). These tests hold that path to the general one over whole logs the real
 // loop wrote: the bytes on disk, the checked encoder, the decoder and the full-envelope format agree.
 

@@ -12,20 +12,15 @@ export type SessionDurability = 'power-loss' | 'process-crash';
 /** Where a batcher's batches go: a session file, a database. */
 export interface BatchSink {
   /**
-   * Stores `lines` (possibly none) where a killed process cannot lose them; with `sync`, also forces
-   * everything stored so far to storage. `events` is how many events they hold: one per line, unless the
-   * batcher joins runs of lines (`joinedRun`). Returning nothing means it finished synchronously.
+   * Stores the lines the sink buffered and counted with `added` (`events` of them, possibly none) where a
+   * killed process cannot lose them; with `sync`, also forces everything stored so far to storage.
+   * Returning nothing means it finished synchronously.
    */
-  store(
-    lines: string[],
-    sync: boolean,
-    signal: AbortSignal | undefined,
-    events: number,
-  ): Promise<void> | void;
+  store(sync: boolean, signal: AbortSignal | undefined, events: number): Promise<void> | void;
   /** The typed error a failure of `store` (or of an owner's operation) becomes. */
   failure(error: unknown): Error;
   /**
-   * Adds (with `add`) the lines of whatever the sink still holds back unencoded; called before every
+   * Encodes (and counts with `added`) whatever the sink still holds back unencoded; called before every
    * checkpoint, store and close, so nothing held is left out of them.
    */
   drain?(): void;
@@ -36,12 +31,6 @@ export interface CheckpointBatcherOptions {
   /** How long lines may wait in memory before a background store, and a request's lines for their sync. */
   batchWindowMs: number;
   durability: SessionDurability;
-  /**
-   * For a sink that writes a batch as one text: lines are joined into one string per run of this many
-   * as they come, so the small line strings die young instead of each being kept until the batch is
-   * stored (which the collector pays for). 1, the default, hands `store` each line on its own.
-   */
-  joinedRun?: number;
 }
 
 // What a checkpoint with nothing to wait for answers (the session then skips the await).
@@ -51,8 +40,9 @@ const settled: Promise<void> = checkpointDone;
 const maxBatchBytes = 1 << 20;
 
 /**
- * The checkpoint policy and batching shared by the session stores' writers: lines are buffered
- * synchronously and stored in the background after the batch window; every store operation runs on
+ * The checkpoint policy and batching shared by the session stores' writers: the sink buffers its lines
+ * synchronously and counts them here (`added`), and they are stored in the background after the batch
+ * window; every store operation runs on
  * one chain, in order. A `request` checkpoint never waits (the request has no side effect): the lines
  * go with the next batch and, under `power-loss`, a sync follows within the window unless a waiting
  * checkpoint syncs first. `tool` and `turn-end` wait for the store (and, under `power-loss`, the
@@ -62,13 +52,6 @@ export class CheckpointBatcher {
   readonly #sink: BatchSink;
   readonly #batchWindowMs: number;
   readonly #durability: SessionDurability;
-  #pending: string[] = [];
-  // The latest lines, not yet joined into one entry of #pending (only with a joined run above 1): the
-  // first #runLength slots, the rest empty. Its slots are reused, never truncated: truncating an array
-  // to length 0 drops its backing store, which the next push allocates again.
-  readonly #run: (string | undefined)[];
-  #runLength = 0;
-  readonly #joinedRun: number;
   #pendingEvents = 0;
   #pendingBytes = 0;
   // Lines were stored since the last sync.
@@ -86,8 +69,6 @@ export class CheckpointBatcher {
     this.#sink = sink;
     this.#batchWindowMs = options.batchWindowMs;
     this.#durability = options.durability;
-    this.#joinedRun = options.joinedRun ?? 1;
-    this.#run = new Array<string | undefined>(this.#joinedRun > 1 ? this.#joinedRun : 0).fill(undefined);
   }
 
   /** The first failure, if any. */
@@ -100,18 +81,17 @@ export class CheckpointBatcher {
     this.#failure ??= error;
   }
 
-  /** Buffers one line; ignored after a failure or close. */
-  add(line: string): void {
-    if (this.#failure !== undefined || this.#closed) return;
-    if (this.#joinedRun > 1) {
-      this.#run[this.#runLength++] = line;
-      if (this.#runLength >= this.#joinedRun) this.#joinRun();
-    } else {
-      this.#pending.push(line);
-    }
-    this.#pendingEvents++;
-    this.#pendingBytes += line.length;
+  /**
+   * Counts `events` lines of `bytes` that the sink buffered (it stores them when `store` is called):
+   * they are stored within the batch window, or at once past the batch size bound. False after a
+   * failure or close, when they are not counted and the sink should drop them.
+   */
+  added(events: number, bytes: number): boolean {
+    if (this.#failure !== undefined || this.#closed) return false;
+    this.#pendingEvents += events;
+    this.#pendingBytes += bytes;
     this.#storeSoon(this.#pendingBytes >= maxBatchBytes ? 0 : this.#batchWindowMs);
+    return true;
   }
 
   /**
@@ -121,13 +101,6 @@ export class CheckpointBatcher {
   expect(): void {
     if (this.#failure !== undefined || this.#closed) return;
     this.#storeSoon(this.#batchWindowMs);
-  }
-
-  /** Puts `lines` in front of everything buffered (lines that precede what was added meanwhile). */
-  prepend(lines: readonly string[]): void {
-    if (lines.length === 0) return;
-    this.#pending = [...lines, ...this.#pending];
-    this.#pendingEvents += lines.length;
   }
 
   /** Applies the checkpoint policy for `reason`; an aborted `signal` stops the wait, not the store. */
@@ -240,9 +213,6 @@ export class CheckpointBatcher {
     if (!this.#closed) this.#sink.drain?.();
     const events = this.#pendingEvents;
     if (events === 0 && !(sync && this.#unsynced)) return;
-    if (this.#runLength > 0) this.#joinRun();
-    const lines = this.#pending;
-    this.#pending = [];
     this.#pendingEvents = 0;
     this.#pendingBytes = 0;
     if (sync && this.#syncTimer !== undefined) {
@@ -250,7 +220,7 @@ export class CheckpointBatcher {
       clearTimeout(this.#syncTimer);
       this.#syncTimer = undefined;
     }
-    const stored = this.#sink.store(lines, sync, signal, events);
+    const stored = this.#sink.store(sync, signal, events);
     if (stored === undefined) {
       this.#unsynced = !sync && (this.#unsynced || events > 0);
       return;
@@ -260,17 +230,9 @@ export class CheckpointBatcher {
     });
   }
 
-  #joinRun(): void {
-    const run = this.#run;
-    // Empty slots join as '': a part-filled run needs no copy of its filled part.
-    this.#pending.push(run.join(''));
-    for (let index = 0; index < this.#runLength; index++) run[index] = undefined;
-    this.#runLength = 0;
-  }
-
   #storeSoon(delayMs: number): void {
     if (this.#storeTimer !== undefined) {
-      // Every add past the size bound asks again until the store runs: one immediate timer is enough.
+      // Every count past the size bound asks again until the store runs: one immediate timer is enough.
       if (delayMs > 0 || this.#storeImmediately) return;
       clearTimeout(this.#storeTimer);
     }

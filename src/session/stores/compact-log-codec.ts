@@ -1,8 +1,9 @@
 import type { AnySessionEvent } from '../session-event.ts';
-import { CompactLogState, hasKeys, isCount, isRun, jsonString } from './compact-log-state.ts';
+import { CompactLogState, hasKeys, isCount, isRun } from './compact-log-state.ts';
 import type { CompactLogResumeState, Shape } from './compact-log-state.ts';
 import { RepeatedJsonString } from './repeated-json-string.ts';
 import { expandCompactLine } from './compact-line-expand.ts';
+import { LineBytes } from './line-bytes.ts';
 import {
   chunkKind,
   textDeltaKind,
@@ -22,7 +23,7 @@ import {
 } from './compact-line-kinds.ts';
 import { chunkEntry, eventEntry } from '../packed-event.ts';
 
-// Each line starts with its kind: the opening text is made once, not per line.
+// Each line starts with `[kind,`: the opening text is made once, not per line.
 const chunkPrefix = `[${chunkKind},`;
 const textDeltaPrefix = `[${textDeltaKind},`;
 const reasoningDeltaPrefix = `[${reasoningDeltaKind},`;
@@ -39,6 +40,11 @@ const toolResultPrefix = `[${toolResultKind},`;
 const toolCallStartPrefix = `[${toolCallStartKind},`;
 const argumentsDeltaPrefix = `[${argumentsDeltaKind},`;
 
+const comma = 0x2c;
+const openBracket = 0x5b;
+const closeBracket = 0x5d;
+const newline = 0x0a;
+
 /** Turns events into the lines of one session file, in seq order. */
 export interface SessionLineEncoder {
   /**
@@ -47,6 +53,8 @@ export interface SessionLineEncoder {
    * `packedKind` promises the shape the session's log judged the event to have (`packedKindOf`).
    */
   encode(event: AnySessionEvent, committed?: boolean, packedKind?: number): string;
+  /** Writes the UTF-8 bytes of the line `encode` would give to `out`: the same line, no string made. */
+  encodeInto(out: LineBytes, event: AnySessionEvent, committed?: boolean, packedKind?: number): void;
 }
 
 // What \`encode(event, true)\` relies on: an event \`Session.append\` built (what the file writer receives)
@@ -58,6 +66,7 @@ const committedEnvelope = ['type', 'seq', 'time', 'data', 'ignorable', 'surfaceO
 /** Format 0's encoder: every event as its full JSON envelope. */
 export const fullEnvelopeEncoder: SessionLineEncoder = {
   encode: (event) => `${JSON.stringify(event)}\n`,
+  encodeInto: (out, event) => writeEnvelope(out, event),
 };
 
 /**
@@ -75,6 +84,8 @@ export class CompactLogCodec implements SessionLineEncoder {
   readonly #toolNames = new RepeatedJsonString();
   readonly #argumentTexts = new RepeatedJsonString();
   readonly #finishKinds = new RepeatedJsonString();
+  // Where `encode` writes a line before it becomes a string (made on first use).
+  #scratch: LineBytes | undefined;
 
   /** A codec at the start of a log, or (`resume`) going on from a turn or step boundary inside one. */
   constructor(createdAt: number, resume?: CompactLogResumeState) {
@@ -87,9 +98,25 @@ export class CompactLogCodec implements SessionLineEncoder {
   }
 
   encode(event: AnySessionEvent, committed = false, packedKind: number = eventEntry): string {
-    const line = this.#compact(event, committed, packedKind) ?? `${JSON.stringify(event)}\n`;
+    const out = (this.#scratch ??= new LineBytes());
+    out.clear();
+    this.encodeInto(out, event, committed, packedKind);
+    return out.text();
+  }
+
+  encodeInto(
+    out: LineBytes,
+    event: AnySessionEvent,
+    committed = false,
+    packedKind: number = eventEntry,
+  ): void {
+    const start = out.length;
+    // A compact form writes only once every check has passed; the cut is for safety, not a path.
+    if (!this.#compact(out, event, committed, packedKind)) {
+      out.truncate(start);
+      writeEnvelope(out, event);
+    }
     this.#state.observe(event);
-    return line;
   }
 
   /**
@@ -110,11 +137,11 @@ export class CompactLogCodec implements SessionLineEncoder {
     return event;
   }
 
-  #compact(event: AnySessionEvent, committed: boolean, packedKind: number): string | undefined {
+  /** Writes the event's compact line and answers true, or writes nothing and answers false. */
+  #compact(out: LineBytes, event: AnySessionEvent, committed: boolean, packedKind: number): boolean {
     const time = event.time;
     const dt = time - this.#state.time;
-    if (event.seq !== this.#state.seq || this.#state.time + dt !== time || !Number.isFinite(dt))
-      return undefined;
+    if (event.seq !== this.#state.seq || this.#state.time + dt !== time || !Number.isFinite(dt)) return false;
     const data = event.data as Shape;
     const step = this.#state.openStep;
     const turn = this.#state.openTurn;
@@ -125,56 +152,86 @@ export class CompactLogCodec implements SessionLineEncoder {
       case 'assistant/chunk':
         if (step === undefined) break;
         if (!vouched && (!isPlainEvent(event, committed) || !hasKeys(data, chunkDataKeys))) break;
-        if (data.turn === turn && data.step === step)
-          return this.#chunkLine(data.chunk as Shape, dt, vouched && packedKind !== chunkEntry);
+        if (data.turn === turn && data.step === step) {
+          this.#chunkLine(out, data.chunk as Shape, dt, vouched && packedKind !== chunkEntry);
+          return true;
+        }
         break;
       case 'step/start':
         if (step !== undefined) break;
         if (!vouched && (!isPlainEvent(event, committed) || !hasKeys(data, stepKeys))) break;
-        if (data.turn === turn && isCount(data.step)) return `${stepStartPrefix}${dt},${data.step}]\n`;
+        if (data.turn === turn && isCount(data.step)) {
+          writeHead(out, stepStartPrefix, dt);
+          out.number(data.step);
+          writeEnd(out);
+          return true;
+        }
         break;
       case 'step/end':
         if (step === undefined) break;
         if (!vouched && (!isPlainEvent(event, committed) || !hasKeys(data, stepKeys))) break;
-        if (data.turn === turn && data.step === step) return `${stepEndPrefix}${dt},0]\n`;
+        if (data.turn === turn && data.step === step) {
+          writeZeroLine(out, stepEndPrefix, dt);
+          return true;
+        }
         break;
       case 'turn/start':
         if (turn !== undefined) break;
         if (!vouched && (!isPlainEvent(event, committed) || !hasKeys(data, turnKeys))) break;
-        if (data.turn === this.#state.lastTurn + 1) return `${turnStartPrefix}${dt},0]\n`;
+        if (data.turn === this.#state.lastTurn + 1) {
+          writeZeroLine(out, turnStartPrefix, dt);
+          return true;
+        }
         break;
       case 'turn/end':
         if (turn === undefined) break;
         if (!vouched && (!isPlainEvent(event, committed) || !hasKeys(data, turnEndKeys))) break;
-        if (data.turn === turn) return `${turnEndPrefix}${dt},${JSON.stringify(data.reason)}]\n`;
+        if (data.turn === turn) {
+          writeHead(out, turnEndPrefix, dt);
+          out.raw(`${JSON.stringify(data.reason)}`);
+          writeEnd(out);
+          return true;
+        }
         break;
       case 'assistant/message':
         if (step !== undefined)
-          return this.#replyLine(event, data, dt, committed) ?? this.#genericLine(event, dt, committed);
+          return (
+            this.#replyLine(out, event, data, dt, committed) || this.#genericLine(out, event, dt, committed)
+          );
         break;
       case 'tool/call':
         if (step !== undefined && isPlainEvent(event, committed))
-          return this.#toolCallLine(data, dt) ?? this.#genericLine(event, dt, committed);
+          return this.#toolCallLine(out, data, dt) || this.#genericLine(out, event, dt, committed);
         break;
       case 'tool/result':
         if (step !== undefined)
-          return this.#toolResultLine(event, data, dt, committed) ?? this.#genericLine(event, dt, committed);
+          return (
+            this.#toolResultLine(out, event, data, dt, committed) ||
+            this.#genericLine(out, event, dt, committed)
+          );
         break;
       default:
         break;
     }
-    return this.#genericLine(event, dt, committed);
+    return this.#genericLine(out, event, dt, committed);
   }
 
   /** `vouched`: the log vouched for the chunk's members for its type (`literalChunkKind`'s shapes). */
-  #chunkLine(chunk: Shape, dt: number, vouched = false): string {
+  #chunkLine(out: LineBytes, chunk: Shape, dt: number, vouched = false): void {
     const chunkType = chunk.type;
     if (
       (chunkType === 'text-delta' || chunkType === 'reasoning-delta') &&
       (vouched || hasKeys(chunk, deltaKeys))
     ) {
-      if (chunk.index === this.#state.runIndex && this.#state.runStart >= 0 && typeof chunk.text === 'string')
-        return `${chunkType === 'text-delta' ? textDeltaPrefix : reasoningDeltaPrefix}${dt},${jsonString(chunk.text)}]\n`;
+      if (
+        chunk.index === this.#state.runIndex &&
+        this.#state.runStart >= 0 &&
+        typeof chunk.text === 'string'
+      ) {
+        writeHead(out, chunkType === 'text-delta' ? textDeltaPrefix : reasoningDeltaPrefix, dt);
+        out.json(chunk.text);
+        return writeEnd(out);
+      }
     } else if (
       chunkType === 'tool-call-delta' &&
       chunk.index === this.#state.runIndex &&
@@ -182,108 +239,171 @@ export class CompactLogCodec implements SessionLineEncoder {
     ) {
       const { id, name, argumentsDelta } = chunk;
       if (hasKeys(chunk, callStartKeys)) {
-        const parts =
-          typeof id === 'string' && typeof name === 'string' && typeof argumentsDelta === 'string'
-            ? `${jsonString(id)},${this.#toolNames.of(name)},${this.#argumentTexts.of(argumentsDelta)}`
-            : `${JSON.stringify(id)},${JSON.stringify(name)},${JSON.stringify(argumentsDelta)}`;
-        return `${toolCallStartPrefix}${dt},[${parts}]]\n`;
+        writeHead(out, toolCallStartPrefix, dt);
+        out.byte(openBracket);
+        if (typeof id === 'string' && typeof name === 'string' && typeof argumentsDelta === 'string') {
+          out.json(id);
+          out.byte(comma);
+          out.raw(this.#toolNames.of(name));
+          out.byte(comma);
+          out.raw(this.#argumentTexts.of(argumentsDelta));
+        } else {
+          out.raw(`${JSON.stringify(id)},${JSON.stringify(name)},${JSON.stringify(argumentsDelta)}`);
+        }
+        out.byte(closeBracket);
+        return writeEnd(out);
       }
-      if (hasKeys(chunk, argumentsDeltaKeys) && typeof argumentsDelta === 'string')
-        return `${argumentsDeltaPrefix}${dt},${jsonString(argumentsDelta)}]\n`;
+      if (hasKeys(chunk, argumentsDeltaKeys) && typeof argumentsDelta === 'string') {
+        writeHead(out, argumentsDeltaPrefix, dt);
+        out.json(argumentsDelta);
+        return writeEnd(out);
+      }
     } else if (
       chunkType === 'block-start' &&
       (vouched || hasKeys(chunk, blockStartKeys)) &&
       isCount(chunk.index)
     ) {
-      if (typeof chunk.blockType === 'string')
-        return `${blockStartPrefix}${dt},[${chunk.index as number},${this.#blockTypes.of(chunk.blockType)}]]\n`;
+      if (typeof chunk.blockType === 'string') {
+        writeHead(out, blockStartPrefix, dt);
+        out.byte(openBracket);
+        out.number(chunk.index as number);
+        out.byte(comma);
+        out.raw(this.#blockTypes.of(chunk.blockType));
+        out.byte(closeBracket);
+        return writeEnd(out);
+      }
     } else if (
       chunkType === 'block-end' &&
       (vouched || hasKeys(chunk, blockEndKeys)) &&
       isCount(chunk.index)
     ) {
-      if (this.#state.isBuiltBlock(chunk.index as number, chunk.block))
-        return `${blockEndPrefix}${dt},${chunk.index as number}]\n`;
+      if (this.#state.isBuiltBlock(chunk.index as number, chunk.block)) {
+        writeHead(out, blockEndPrefix, dt);
+        out.number(chunk.index as number);
+        return writeEnd(out);
+      }
     } else if (chunkType === 'finish' && (vouched || hasKeys(chunk, finishKeys))) {
       const reason = chunk.reason as Shape;
-      if ((vouched || hasKeys(reason, kindKeys)) && typeof reason.kind === 'string')
-        return `${finishPrefix}${dt},${this.#finishKinds.of(reason.kind)}]\n`;
+      if ((vouched || hasKeys(reason, kindKeys)) && typeof reason.kind === 'string') {
+        writeHead(out, finishPrefix, dt);
+        out.raw(this.#finishKinds.of(reason.kind));
+        return writeEnd(out);
+      }
     }
-    return `${chunkPrefix}${dt},${JSON.stringify(chunk)}]\n`;
+    writeHead(out, chunkPrefix, dt);
+    out.raw(`${JSON.stringify(chunk)}`);
+    writeEnd(out);
   }
 
   // The reply and result lines below prove by construction that the compact form rebuilds the event:
   // exact member names in order, the values the state rebuilds compared member by member, and only the
-  // parts the line carries serialized (events are lossless JSON as the session commits them).
-  #replyLine(event: AnySessionEvent, data: Shape, dt: number, committed: boolean): string | undefined {
+  // parts the line carries serialized (events are lossless JSON as the session commits them). Each
+  // writes only after every check has passed.
+  #replyLine(out: LineBytes, event: AnySessionEvent, data: Shape, dt: number, committed: boolean): boolean {
     const run = this.#state.runStart;
-    if (run < 0 || !isSourcedEvent(event, committed)) return undefined;
-    if (!isRun(event.sourceEventSeqs, run, event.seq)) return undefined;
+    if (run < 0 || !isSourcedEvent(event, committed)) return false;
+    if (!isRun(event.sourceEventSeqs, run, event.seq)) return false;
     // One pass over the members: the reply's three, and a fourth only if it is the usage.
     const members = keysWithOptional(data, replyKeys, 'usage');
-    if (members < 0) return undefined;
+    if (members < 0) return false;
     const withUsage = members > 0;
-    if (data.turn !== this.#state.openTurn || data.step !== this.#state.openStep) return undefined;
+    if (data.turn !== this.#state.openTurn || data.step !== this.#state.openStep) return false;
     const message = data.message as Shape;
     if (!hasKeys(message, assistantKeys) || message.role !== 'assistant' || typeof message.id !== 'string')
-      return undefined;
-    if (!this.#state.isRunContent(message.content)) return undefined;
+      return false;
+    if (!this.#state.isRunContent(message.content)) return false;
     const same = this.#state.isReplySource(message.source);
     const source = same ? '0' : JSON.stringify(message.source);
     const usage = withUsage ? JSON.stringify(data.usage) : '';
     // A source whose JSON is 0 would read as "the last reply's source": that reply stays generic.
-    if (typeof source !== 'string' || (!same && source === '0') || typeof usage !== 'string')
-      return undefined;
-    return `${replyPrefix}${dt},[${jsonString(message.id)},${source}${withUsage ? `,${usage}` : ''}]]\n`;
+    if (typeof source !== 'string' || (!same && source === '0') || typeof usage !== 'string') return false;
+    writeHead(out, replyPrefix, dt);
+    out.byte(openBracket);
+    out.json(message.id);
+    out.byte(comma);
+    out.raw(source);
+    if (withUsage) {
+      out.byte(comma);
+      out.raw(usage);
+    }
+    out.byte(closeBracket);
+    writeEnd(out);
+    return true;
   }
 
-  #toolCallLine(data: Shape, dt: number): string | undefined {
+  #toolCallLine(out: LineBytes, data: Shape, dt: number): boolean {
     if (
       !hasKeys(data, toolCallKeys) ||
       data.turn !== this.#state.openTurn ||
       data.step !== this.#state.openStep
     )
-      return undefined;
+      return false;
     const count = this.#state.callCount;
     for (let position = 0; position < count; position++) {
       const call = this.#state.callBlock(position)!;
-      if (call.id === data.callId && call.name === data.name && call.arguments === data.arguments)
-        return typeof call.arguments === 'string' ? `${toolCallPrefix}${dt},${position}]\n` : undefined;
+      if (call.id === data.callId && call.name === data.name && call.arguments === data.arguments) {
+        if (typeof call.arguments !== 'string') return false;
+        writeHead(out, toolCallPrefix, dt);
+        out.number(position);
+        writeEnd(out);
+        return true;
+      }
     }
-    return undefined;
+    return false;
   }
 
-  #toolResultLine(event: AnySessionEvent, data: Shape, dt: number, committed: boolean): string | undefined {
-    if (!isSourcedEvent(event, committed)) return undefined;
+  #toolResultLine(
+    out: LineBytes,
+    event: AnySessionEvent,
+    data: Shape,
+    dt: number,
+    committed: boolean,
+  ): boolean {
+    if (!isSourcedEvent(event, committed)) return false;
     const sources = event.sourceEventSeqs!;
-    if (!Array.isArray(sources) || sources.length !== 1) return undefined;
+    if (!Array.isArray(sources) || sources.length !== 1) return false;
     const callSeq = sources[0]!;
     const callId = this.#state.stepCallId(callSeq);
     const dataMembers = keysWithOptional(data, toolResultKeys, 'error');
     const withError = dataMembers > 0;
-    if (callId === undefined || dataMembers < 0) return undefined;
-    if (data.turn !== this.#state.openTurn || data.step !== this.#state.openStep) return undefined;
+    if (callId === undefined || dataMembers < 0) return false;
+    if (data.turn !== this.#state.openTurn || data.step !== this.#state.openStep) return false;
     const message = data.message as Shape;
     if (!hasKeys(message, messageKeys) || typeof message.id !== 'string' || message.role !== 'user')
-      return undefined;
+      return false;
     const origin = message.source as Shape;
-    if (!hasKeys(origin, toolSourceKeys) || origin.kind !== 'tool' || origin.callId !== callId)
-      return undefined;
+    if (!hasKeys(origin, toolSourceKeys) || origin.kind !== 'tool' || origin.callId !== callId) return false;
     const blocks = message.content;
-    if (!Array.isArray(blocks) || blocks.length !== 1) return undefined;
+    if (!Array.isArray(blocks) || blocks.length !== 1) return false;
     const block = blocks[0] as Shape;
     const blockMembers = keysWithOptional(block, resultBlockKeys, 'isError');
     const isError = blockMembers > 0;
-    if (blockMembers < 0) return undefined;
+    if (blockMembers < 0) return false;
     if (block.type !== 'tool-result' || block.toolCallId !== callId || (isError && block.isError !== true))
-      return undefined;
-    const content = textContentJson(block.content) ?? JSON.stringify(block.content);
+      return false;
+    const textOnly = isTextContent(block.content);
+    const content = textOnly ? '' : JSON.stringify(block.content);
     const error = withError ? JSON.stringify(data.error) : '';
-    if (typeof content !== 'string' || typeof error !== 'string') return undefined;
-    return `${toolResultPrefix}${dt},[${event.seq - callSeq},${jsonString(message.id)},${content},${isError ? 1 : 0}${withError ? `,${error}` : ''}]]\n`;
+    if (typeof content !== 'string' || typeof error !== 'string') return false;
+    writeHead(out, toolResultPrefix, dt);
+    out.byte(openBracket);
+    out.number(event.seq - callSeq);
+    out.byte(comma);
+    out.json(message.id);
+    out.byte(comma);
+    if (textOnly) writeTextContent(out, block.content as Shape[]);
+    else out.raw(content);
+    out.raw(isError ? ',1' : ',0');
+    if (withError) {
+      out.byte(comma);
+      out.raw(error);
+    }
+    out.byte(closeBracket);
+    writeEnd(out);
+    return true;
   }
 
-  #genericLine(event: AnySessionEvent, dt: number, committed: boolean): string | undefined {
+  #genericLine(out: LineBytes, event: AnySessionEvent, dt: number, committed: boolean): boolean {
     let extras = '';
     let members = 4;
     if (event.ignorable !== undefined) {
@@ -307,10 +427,39 @@ export class CompactLogCodec implements SessionLineEncoder {
       ) ||
         Object.keys(event).length !== members)
     )
-      return undefined;
-    const head = `[${JSON.stringify(event.type)},${dt},${JSON.stringify(event.data)}`;
-    return extras === '' ? `${head}]\n` : `${head},{${extras.slice(0, -1)}}]\n`;
+      return false;
+    out.raw(`[${JSON.stringify(event.type)},`);
+    out.number(dt);
+    out.byte(comma);
+    out.raw(`${JSON.stringify(event.data)}`);
+    if (extras !== '') out.raw(`,{${extras.slice(0, -1)}}`);
+    writeEnd(out);
+    return true;
   }
+}
+
+/** Writes an event as its full JSON envelope line. */
+function writeEnvelope(out: LineBytes, event: AnySessionEvent): void {
+  out.raw(JSON.stringify(event));
+  out.byte(newline);
+}
+
+/** Writes a compact line's kind prefix and time delta, up to the comma before its data. */
+function writeHead(out: LineBytes, prefix: string, dt: number): void {
+  out.head(prefix, dt, comma);
+}
+
+/** Closes a compact line: its bracket and newline. */
+function writeEnd(out: LineBytes): void {
+  out.byte(closeBracket);
+  out.byte(newline);
+}
+
+/** Writes a whole compact line whose data is 0. */
+function writeZeroLine(out: LineBytes, prefix: string, dt: number): void {
+  writeHead(out, prefix, dt);
+  out.byte(0x30);
+  writeEnd(out);
 }
 
 const plainKeys = ['type', 'seq', 'time', 'data'];
@@ -335,17 +484,26 @@ const toolSourceKeys = ['kind', 'callId'];
 const textBlockKeys = ['type', 'text'];
 const resultBlockKeys = ['type', 'toolCallId', 'content'];
 
-/** The JSON of content made only of text blocks (what most tools answer), built from its texts. */
-function textContentJson(content: unknown): string | undefined {
-  if (!Array.isArray(content)) return undefined;
-  let json = '[';
+/** True when `content` is made only of text blocks (what most tools answer), each exactly type and text. */
+function isTextContent(content: unknown): content is Shape[] {
+  if (!Array.isArray(content)) return false;
   for (let position = 0; position < content.length; position++) {
     const block = content[position] as Shape;
     if (!hasKeys(block, textBlockKeys) || block.type !== 'text' || typeof block.text !== 'string')
-      return undefined;
-    json += `${position === 0 ? '' : ','}{"type":"text","text":${jsonString(block.text)}}`;
+      return false;
   }
-  return `${json}]`;
+  return true;
+}
+
+/** Writes the JSON of content that `isTextContent` accepted, built from its texts. */
+function writeTextContent(out: LineBytes, content: readonly Shape[]): void {
+  out.byte(openBracket);
+  for (let position = 0; position < content.length; position++) {
+    out.raw(position === 0 ? '{"type":"text","text":' : ',{"type":"text","text":');
+    out.json(content[position]!.text as string);
+    out.byte(0x7d);
+  }
+  out.byte(closeBracket);
 }
 
 /** True for an event of exactly type, seq, time and data (`committed`: its envelope is `Session`'s). */

@@ -325,6 +325,11 @@ export function sameJson(left: unknown, right: unknown): boolean {
 // it escapes when it stands alone; a pair is left to it too).
 const escapedCharacter = /["\\\u0000-\u001f\ud800-\udfff]/;
 
+/** True when `JSON.stringify(text)` is more than `text` between quotes (something in it is escaped). */
+export function needsEscape(text: string): boolean {
+  return escapedCharacter.test(text);
+}
+
 /** `JSON.stringify(text)`, quoted directly when nothing in it needs escaping (the common case). */
 export function jsonString(text: string): string {
   return escapedCharacter.test(text) ? JSON.stringify(text) : `"${text}"`;

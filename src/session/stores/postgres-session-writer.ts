@@ -10,9 +10,7 @@ import { CheckpointBatcher } from './checkpoint-batcher.ts';
 import { withPooledConnection } from './postgres-connection.ts';
 import type { SessionDurability } from './checkpoint-batcher.ts';
 import type { SessionLineEncoder } from './compact-log-codec.ts';
-
-// How many lines are joined into one string as they are written, as the disk store's writer does.
-const joinedLines = 64;
+import { LineBytes } from './line-bytes.ts';
 
 /** Options of one live session's PostgreSQL writer. */
 export interface PostgresSessionWriterOptions {
@@ -63,6 +61,10 @@ export class PostgresSessionWriter implements SessionPersistence {
   readonly #renewal: NodeJS.Timeout;
   // When the last NOTIFY was sent (performance.now), and the timer of one owed since.
   #notifiedAt = Number.NEGATIVE_INFINITY;
+  // The encoded lines of the next commit, as UTF-8: the batch row's text is made from them once.
+  readonly #lines = new LineBytes();
+  // Crash-repair closers (`resume`), which precede every line written: committed first, then cleared.
+  #closers = '';
   #lateNotify: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -72,14 +74,12 @@ export class PostgresSessionWriter implements SessionPersistence {
     this.#durable = options.storedEvents;
     this.#batch = new CheckpointBatcher(
       {
-        store: (lines, sync, signal, events) => this.#commit(lines, sync, signal, events),
+        store: (sync, signal, events) => this.#commit(sync, signal, events),
         failure: (error) => this.#translate(error),
       },
       {
         batchWindowMs: options.batchWindowMs,
         durability: options.durability,
-        // A batch is sent as one text: its lines are joined as they come (see `joinedRun`).
-        joinedRun: joinedLines,
       },
     );
     this.#renewal = setInterval(() => this.#renew(), Math.max(50, Math.floor(options.leaseMs / 3)));
@@ -114,7 +114,11 @@ export class PostgresSessionWriter implements SessionPersistence {
     // With the newline that ends a JSONL record: a batch row's text is its lines concatenated. Every
     // event written here is one `Session.append` committed (as in the disk store's writer), so the
     // encoder need not check its envelope.
-    this.#batch.add(this.#encoder.encode(event, true, packedKind));
+    const lines = this.#lines;
+    const start = lines.length;
+    this.#encoder.encodeInto(lines, event, true, packedKind);
+    // After a failure nothing more is committed: the line is dropped as the batcher drops it.
+    if (!this.#batch.added(1, lines.length - start)) lines.truncate(start);
     this.#lastTime = event.time;
   }
 
@@ -129,7 +133,8 @@ export class PostgresSessionWriter implements SessionPersistence {
   async resume(lines: readonly string[], lastTime: number): Promise<void> {
     // The closers precede what the session appended while it was built (its `session/end-seed`).
     if (this.#lastTime === 0 && lines.length > 0) this.#lastTime = lastTime;
-    this.#batch.prepend(lines);
+    this.#closers = lines.join('');
+    this.#batch.added(lines.length, this.#closers.length);
     await this.#batch.storeAll();
   }
 
@@ -154,13 +159,12 @@ export class PostgresSessionWriter implements SessionPersistence {
     this.#batch.abandon();
   }
 
-  async #commit(
-    lines: string[],
-    sync: boolean,
-    signal: AbortSignal | undefined,
-    events: number,
-  ): Promise<void> {
+  async #commit(sync: boolean, signal: AbortSignal | undefined, events: number): Promise<void> {
     const { pool, schema, lease, channel, retryMs, notifyIntervalMs } = this.#options;
+    // Taken before the first await: lines written meanwhile belong to the next commit.
+    const text = this.#closers === '' ? this.#lines.text() : this.#closers + this.#lines.text();
+    this.#closers = '';
+    this.#lines.clear();
     const started = Date.now();
     const owed = events > 0 || this.#lateNotify !== undefined;
     const notify = owed && (sync || performance.now() - this.#notifiedAt >= notifyIntervalMs);
@@ -176,7 +180,7 @@ export class PostgresSessionWriter implements SessionPersistence {
               lease.token,
               this.#stored,
               events,
-              lines.join(''),
+              text,
               this.#lastTime,
               sync,
               notify,

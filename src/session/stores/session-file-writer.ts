@@ -8,6 +8,7 @@ import { eventEntry } from '../packed-event.ts';
 import { CheckpointBatcher } from './checkpoint-batcher.ts';
 import type { SessionDurability } from './checkpoint-batcher.ts';
 import { linkIntoPlace } from './link-into-place.ts';
+import { LineBytes } from './line-bytes.ts';
 import { fullEnvelopeEncoder } from './compact-log-codec.ts';
 import type { SessionLineEncoder } from './compact-log-codec.ts';
 import { ioError } from './session-io-error.ts';
@@ -25,8 +26,6 @@ export interface SessionFileWriterOptions {
 
 export type { SessionDurability } from './checkpoint-batcher.ts';
 
-// How many lines are joined into one string as they are written: about seven steps of a tool loop.
-const joinedLines = 64;
 // How many committed events wait to be encoded together: encoding a step's events back to back costs
 // less CPU than one at a time among the loop's own work (bench/README.md, round 5).
 const heldEvents = 16;
@@ -55,21 +54,21 @@ export class SessionFileWriter implements SessionPersistence {
   // The log's shape judgement of each held event (`SessionPersistence.write`), in the same slots.
   readonly #heldKinds: number[] = new Array<number>(heldEvents).fill(eventEntry);
   #heldCount = 0;
+  // The encoded lines not stored yet, as the bytes the file gets: no line is ever a string of its own.
+  readonly #lines = new LineBytes();
 
   constructor(options: SessionFileWriterOptions) {
     this.path = options.path;
     this.#onDurable = options.onDurable;
     this.#batch = new CheckpointBatcher(
       {
-        store: (lines, sync, _signal, events) => this.#store(lines, sync, events),
+        store: (sync, _signal, events) => this.#store(sync, events),
         failure: (error) => ioError(this.path, error),
         drain: () => this.#encodeHeld(),
       },
       {
         batchWindowMs: options.batchWindowMs ?? 100,
         durability: options.durability ?? 'power-loss',
-        // A batch is written as one text: its lines are joined as they come (see `joinedRun`).
-        joinedRun: joinedLines,
       },
     );
   }
@@ -154,9 +153,11 @@ export class SessionFileWriter implements SessionPersistence {
     }
   }
 
-  #store(lines: string[], sync: boolean, events: number): Promise<void> | void {
+  #store(sync: boolean, events: number): Promise<void> | void {
     if (events > 0) {
-      this.#writeText(lines.length === 1 ? lines[0]! : lines.join(''));
+      const bytes = this.#lines.bytes();
+      this.#writeAll(bytes);
+      this.#lines.clear();
       this.#writtenEvents += events;
     }
     if (sync && this.#syncedEvents < this.#writtenEvents) return this.#sync();
@@ -167,10 +168,13 @@ export class SessionFileWriter implements SessionPersistence {
     const count = this.#heldCount;
     if (count === 0) return;
     const encoder = this.#encoder!;
+    const lines = this.#lines;
+    const start = lines.length;
     // Every event written here is one `Session.append` committed: its envelope needs no check.
     const kinds = this.#heldKinds;
-    for (let index = 0; index < count; index++)
-      this.#batch.add(encoder.encode(held[index]!, true, kinds[index]));
+    for (let index = 0; index < count; index++) encoder.encodeInto(lines, held[index]!, true, kinds[index]);
+    // After a failure or close nothing more is stored: the lines are dropped as the batcher drops them.
+    if (!this.#batch.added(count, lines.length - start)) lines.truncate(start);
     // Emptied once all are encoded, so the slots keep no event alive.
     for (let index = 0; index < count; index++) held[index] = undefined;
     this.#heldCount = 0;
@@ -183,17 +187,10 @@ export class SessionFileWriter implements SessionPersistence {
     this.#onDurable?.(target);
   }
 
-  #writeText(text: string): void {
-    // Written as a string: no Buffer (another copy of the batch) is made for it.
-    const written = writeSync(this.#handle!.fd, text);
-    // A short write (rare on a regular file) goes on from the byte it stopped at.
-    if (written < Buffer.byteLength(text, 'utf8'))
-      this.#writeAll(Buffer.from(text, 'utf8').subarray(written));
-  }
-
   #writeAll(buffer: Buffer): void {
     // A write into the page cache takes microseconds; doing it synchronously (on the writer's chain
-    // or an idle checkpoint, never inside `write`) saves a thread-pool round trip per checkpoint.
+    // or an idle checkpoint, never inside `write`) saves a thread-pool round trip per checkpoint. A short
+    // write (rare on a regular file) goes on from the byte it stopped at.
     const fd = this.#handle!.fd;
     let offset = 0;
     while (offset < buffer.length) offset += writeSync(fd, buffer, offset, buffer.length - offset);

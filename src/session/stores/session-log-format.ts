@@ -4,6 +4,7 @@ import type { AnySessionEvent } from '../session-event.ts';
 import { isKnownSessionEventType } from '../session-event.ts';
 import { CompactLogCodec, fullEnvelopeEncoder } from './compact-log-codec.ts';
 import type { SessionLineEncoder } from './compact-log-codec.ts';
+import { LineBytes } from './line-bytes.ts';
 
 /** The version of the in-memory session header (and of the event envelope), whatever the file format. */
 export const sessionLogVersion = 0;
@@ -84,9 +85,10 @@ export function encodeSessionLog(
   format: SessionLogFormat,
 ): string {
   const encoder = lineEncoder(format, header.createdAt);
-  let text = encodeHeaderLine(header, format);
-  for (const event of events) text += encoder.encode(event);
-  return text;
+  // The lines are written as bytes and made one text at the end, never one string each.
+  const lines = new LineBytes(Number.POSITIVE_INFINITY);
+  for (const event of events) encoder.encodeInto(lines, event);
+  return encodeHeaderLine(header, format) + lines.text();
 }
 
 const newline = 0x0a;
