@@ -84,7 +84,8 @@ export class CompactLogCodec implements SessionLineEncoder {
   readonly #toolNames = new RepeatedJsonString();
   readonly #argumentTexts = new RepeatedJsonString();
   readonly #finishKinds = new RepeatedJsonString();
-  // Where `encode` writes a line before it becomes a string (made on first use).
+  // Where `encode` writes a line before it becomes a string (made on first use, and small: `encode` is
+  // for the cold paths, and an open session keeps its codec).
   #scratch: LineBytes | undefined;
 
   /** A codec at the start of a log, or (`resume`) going on from a turn or step boundary inside one. */
@@ -98,7 +99,7 @@ export class CompactLogCodec implements SessionLineEncoder {
   }
 
   encode(event: AnySessionEvent, committed = false, packedKind: number = eventEntry): string {
-    const out = (this.#scratch ??= new LineBytes());
+    const out = (this.#scratch ??= new LineBytes(1024, 256));
     out.clear();
     this.encodeInto(out, event, committed, packedKind);
     return out.text();

@@ -25,7 +25,7 @@ export class LineBytes {
    * `keepBytes`: above this capacity `clear` lets the buffer go, so one large batch is not kept;
    * `initialBytes`: the smallest buffer allocated when room is first needed.
    */
-  constructor(keepBytes = 1 << 16, initialBytes = 4096) {
+  constructor(keepBytes = 1 << 14, initialBytes = 4096) {
     this.#keepBytes = keepBytes;
     this.#initialBytes = initialBytes;
   }
