@@ -71,17 +71,30 @@ const heldMeta = -2;
 const chunkKinds: readonly boolean[] = typeOfKind.map((type) => type === chunkEventType);
 
 /**
- * An array of length `length` for one page, already in the holey elements kind a store of `sample`
- * gives it (entries: any value; meta: doubles, as packed meta, time × kindRange + kind, is no small
- * integer). Every page, the first included, then has one elements kind from the start: a page that
- * began as small integers would change kind at its first store, and code optimized on the first page
- * would be deoptimized (wrong map) on the second.
+ * An entries page of length `length`, already in the holey elements kind of any value. Every page, the
+ * first included, then has one elements kind from the start: a page that began as small integers would
+ * change kind at its first store, and code optimized on the first page would be deoptimized (wrong map)
+ * on the second.
  */
-function holeyPage<Value>(length: number, sample: Value): Value[] {
-  const page = new Array<Value>(Math.max(1, length));
-  // The store moves the array to the kind, which it then keeps (elements kinds never go back); the
-  // slot is written again before it is read, and a first page starts empty.
-  page[0] = sample;
+function entriesPage(length: number): unknown[] {
+  // Its own `new Array` site, apart from `metaPage`'s: V8 allocates each site's later arrays in the
+  // most general kind that site has seen, so one shared site would start meta pages as generic
+  // elements once entries pages were made there (every packed meta then a boxed number, and the
+  // code optimized on double pages deoptimized; bench/README.md, item 5, fourteenth round).
+  const page = new Array<unknown>(Math.max(1, length));
+  page[0] = undefined;
+  // The slot is written again before it is read, and a first page starts empty.
+  if (length === 0) page.length = 0;
+  return page;
+}
+
+/**
+ * A meta page of length `length`, already holey doubles (packed meta, time × kindRange + kind, is no
+ * small integer), as `entriesPage` is for entries.
+ */
+function metaPage(length: number): number[] {
+  const page = new Array<number>(Math.max(1, length));
+  page[0] = 0.5;
   if (length === 0) page.length = 0;
   return page;
 }
@@ -183,8 +196,8 @@ export class SessionLog implements ReadonlySessionLog {
     if (page === 1) this.#sealFirstPage();
     // The first page grows as a short log does; later ones are allocated whole (no growth slack).
     const length = page === 0 ? 0 : pageSize;
-    this.#entries.push(holeyPage<unknown>(length, undefined));
-    this.#meta.push(holeyPage(length, 0.5));
+    this.#entries.push(entriesPage(length));
+    this.#meta.push(metaPage(length));
   }
 
   /**
