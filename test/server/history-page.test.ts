@@ -1,6 +1,5 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnySessionEvent, TranscriptCarry } from '../../src/index.ts';
@@ -14,7 +13,7 @@ import type { SessionSnapshot } from '../../src/session/stores/session-snapshot.
 import { settledHistory } from '../../src/server/settled-history.ts';
 import type { ScriptedTurn } from '../../src/testing/index.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
-import { appendOpenToolTurn } from '../session/store-conformance.ts';
+import { leaveOpenTurnByDeadWriter } from '../support/dead-writer.ts';
 import {
   expectWholeFold,
   historyPricing,
@@ -300,17 +299,8 @@ describe('history pages of a stored session folded from the saved transcript car
 
   it('after a crash-repaired turn and a resume, a cold open still gives the whole fold', async () => {
     const before = await savedCarries();
-    // A turn is left open in the file and its process "dies" holding the lock.
-    const store = new DiskSessionStore({ root: directory });
-    const live = await store.open(id);
-    appendOpenToolTurn(live);
-    await store.flush(live);
-    live.close();
-    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
-    await writeFile(
-      join(directory, `${id}.lock`),
-      JSON.stringify({ pid: dead, host: hostname(), acquiredAt: Date.now(), token: 'dead' }),
-    );
+    // A turn is left open in the file by a writer process killed holding the lock.
+    leaveOpenTurnByDeadWriter(directory, id);
     // Opened with the open turn in its tail (a reader repairs nothing).
     expectWholeFold(await coldOpen());
     // Resumed (the turn is repaired as interrupted) and run on: the next snapshot's carries go on from

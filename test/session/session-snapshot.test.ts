@@ -1,6 +1,5 @@
-import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compactSession, compactionPlugin, createHarness, defineTool } from '../../src/index.ts';
@@ -18,7 +17,8 @@ import {
 import type { SessionSnapshot } from '../../src/session/stores/session-snapshot.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 import { generateSession } from '../../bench/resume.ts';
-import { appendOpenToolTurn, appendTextTurn } from './store-conformance.ts';
+import { leaveOpenTurnByDeadWriter } from '../support/dead-writer.ts';
+import { appendTextTurn } from './store-conformance.ts';
 
 let directory: string;
 let root: string;
@@ -220,18 +220,10 @@ describe('resuming a disk session from its snapshot', () => {
     const session = await store.create({ id: 'crash' });
     for (let turn = 0; turn < 5; turn++) appendTextTurn(session, `q${turn}`, `a${turn}`);
     await store.release(session);
-    // Reopened from the snapshot, an open tool turn is written and the process "dies" holding the lock.
-    const writer = new DiskSessionStore({ root });
-    const live = await writer.open('crash');
-    expect(live.deferredEvents).toBeGreaterThan(0);
-    appendOpenToolTurn(live);
-    await writer.flush(live);
-    live.close();
-    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
-    await writeFile(
-      join(root, 'crash.lock'),
-      JSON.stringify({ pid: dead, host: hostname(), acquiredAt: Date.now(), token: 'dead' }),
-    );
+    // Reopened from the snapshot by another process, an open tool turn is written and that process is
+    // killed holding the lock.
+    const dead = leaveOpenTurnByDeadWriter(root, 'crash');
+    expect(dead.deferredEvents).toBeGreaterThan(0);
     // The repair records' message ids are new on each open: everything else must be the same.
     const opened = await openBothWays('crash', (state) => JSON.stringify(state).replace(uuids, '<id>'));
     const repaired = opened.resumed.firstLiveSeq;
