@@ -13,7 +13,7 @@ import type { SessionSnapshot } from '../../src/session/stores/session-snapshot.
 import { settledHistory } from '../../src/server/settled-history.ts';
 import type { ScriptedTurn } from '../../src/testing/index.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
-import { leaveOpenTurnByDeadWriter } from '../support/dead-writer.ts';
+import { writeTurnThenDie } from '../support/dead-writer.ts';
 import {
   expectWholeFold,
   historyPricing,
@@ -300,7 +300,7 @@ describe('history pages of a stored session folded from the saved transcript car
   it('after a crash-repaired turn and a resume, a cold open still gives the whole fold', async () => {
     const before = await savedCarries();
     // A turn is left open in the file by a writer process killed holding the lock.
-    leaveOpenTurnByDeadWriter(directory, id);
+    writeTurnThenDie(directory, id);
     // Opened with the open turn in its tail (a reader repairs nothing).
     expectWholeFold(await coldOpen());
     // Resumed (the turn is repaired as interrupted) and run on: the next snapshot's carries go on from

@@ -17,7 +17,7 @@ import {
 import type { SessionSnapshot } from '../../src/session/stores/session-snapshot.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 import { generateSession } from '../../bench/resume.ts';
-import { leaveOpenTurnByDeadWriter } from '../support/dead-writer.ts';
+import { writeTurnThenDie } from '../support/dead-writer.ts';
 import { appendTextTurn } from './store-conformance.ts';
 
 let directory: string;
@@ -222,7 +222,7 @@ describe('resuming a disk session from its snapshot', () => {
     await store.release(session);
     // Reopened from the snapshot by another process, an open tool turn is written and that process is
     // killed holding the lock.
-    const dead = leaveOpenTurnByDeadWriter(root, 'crash');
+    const dead = writeTurnThenDie(root, 'crash');
     expect(dead.deferredEvents).toBeGreaterThan(0);
     // The repair records' message ids are new on each open: everything else must be the same.
     const opened = await openBothWays('crash', (state) => JSON.stringify(state).replace(uuids, '<id>'));

@@ -8,6 +8,7 @@ import {
   decodeSessionSnapshotBytes,
   encodeSessionSnapshotBytes,
 } from '../../src/session/stores/session-snapshot.ts';
+import { writeTurnThenDie } from '../support/dead-writer.ts';
 import { appendTextTurn } from './store-conformance.ts';
 
 let root: string;
@@ -49,11 +50,9 @@ describe('the disk store listing cache', () => {
     appendTextTurn(session, 'First question', 'answer');
     appendTextTurn(session, 'Second question', 'answer');
     await writer.release(session);
-    const live = await writer.open('snap');
-    appendTextTurn(live, 'Third question', 'answer');
-    await writer.flush(live);
-    live.close();
-    // The process "died" before its release: no entry, and the snapshot covers two turns of three.
+    // Another process opens it, writes a third turn and is killed before its release: no entry, and
+    // the snapshot covers two turns of three.
+    const live = writeTurnThenDie(root, 'snap', 'text');
     await rm(join(root, '.summaries'), { recursive: true });
     const fromSnapshot = await new DiskSessionStore({ root, pricing }).list();
     await rm(join(root, '.summaries'), { recursive: true });

@@ -11,12 +11,17 @@ export interface DeadWriterReport {
 }
 
 /**
- * Leaves disk session `id` under `root` as a writer process that died mid-turn leaves it: a child opens
- * it, appends a turn cut off while running tools, hands it to the OS and is SIGKILLed holding the lock.
- * Throws unless the child reported and then died of that signal.
+ * Leaves disk session `id` under `root` as a writer process that died before its release leaves it: a
+ * child opens it, appends one turn (`open-tool`: cut off while running tools; `text`: a completed text
+ * turn whose prompt is "Third question"), hands it to the OS and is SIGKILLed holding the lock. Throws
+ * unless the child reported and then died of that signal.
  */
-export function leaveOpenTurnByDeadWriter(root: string, id: string): DeadWriterReport {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', child, root, id], {
+export function writeTurnThenDie(
+  root: string,
+  id: string,
+  turn: 'open-tool' | 'text' = 'open-tool',
+): DeadWriterReport {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', child, root, id, turn], {
     encoding: 'utf8',
     timeout: 30_000,
   });
