@@ -6,8 +6,9 @@
 //   compile   --no-concurrent-recompilation --trace-opt --trace-deopt: the optimizing compiler's work
 //             during the run (its own timings of every job, summed, which is then all on the main
 //             thread), the number of jobs and of deoptimizations, and the functions that cost most;
-//   no-opt    --no-opt: the median step with no optimizing compiler, i.e. the cost of the code a step
-//             runs in the interpreter and baseline tiers, where every process starts.
+//   no-opt    --no-opt: the median step and the wall time with no optimizing compiler, i.e. the cost of
+//             the code a step runs in the interpreter and baseline tiers, where every process starts; the
+//             last ratio sets that wall time against the reference subject's with V8's defaults.
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -111,6 +112,7 @@ for (const steps of sizes) {
       formatNumber(median(traces.map((trace) => perStep(trace.compileMs)))),
       `${formatNumber(median(traces.map((trace) => trace.jobs)))} / ${formatNumber(median(traces.map((trace) => trace.deopts)))}`,
       formatNumber(median(unoptimized.get(subject)!.map((run) => run.medianStepUs))),
+      formatNumber(median(unoptimized.get(subject)!.map((run) => perStep(run.wallMs)))),
     ]);
     const totals = new Map<string, number>();
     for (const trace of traces)
@@ -132,6 +134,10 @@ for (const steps of sizes) {
       ratio((index, name) => plain.get(name)![index]!.medianStepUs),
       ratio((index, name) => compile.get(name)![index]!.compileMs),
       ratio((index, name) => unoptimized.get(name)![index]!.medianStepUs),
+      ratio((index, name) => unoptimized.get(name)![index]!.wallMs),
+      // Without its optimizing compiler against the reference with V8's defaults: what the compiler's
+      // work costs this subject's run beside what it gains the reference's.
+      `${formatNumber(median(Array.from({ length: reps }, (_, index) => unoptimized.get(subject)![index]!.wallMs / plain.get(reference)![index]!.wallMs)))}×`,
     ]);
   }
 }
@@ -149,10 +155,23 @@ process.stdout.write(
         'its µs/step',
         'jobs / deopts',
         'median step µs, --no-opt',
+        'wall µs/step, --no-opt',
       ],
       rows,
     )}\n\n` +
     `Per-rep ratios (median):\n\n` +
-    `${markdownTable(['N', 'ratio', 'wall', 'median step', 'optimizing compiler ms', 'median step, --no-opt'], ratioRows)}\n\n` +
+    `${markdownTable(
+      [
+        'N',
+        'ratio',
+        'wall',
+        'median step',
+        'optimizing compiler ms',
+        'median step, --no-opt',
+        'wall, --no-opt',
+        'wall, --no-opt ÷ the reference with the defaults',
+      ],
+      ratioRows,
+    )}\n\n` +
     `Optimizing compiler ms by function (mean over the reps):\n\n${topLines.join('\n')}\n`,
 );
