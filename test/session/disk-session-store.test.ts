@@ -9,7 +9,7 @@ import { createHarness, createUserMessage } from '../../src/index.ts';
 import { DiskSessionStore, SessionCorruptError, SessionLockedError } from '../../src/session/stores/index.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 import { scenarioTools } from '../fixtures/session/crash-scenario-script.ts';
-import { appendOpenToolTurn, appendTextTurn } from './store-conformance.ts';
+import { appendOpenToolTurn, appendTextTurn } from '../support/session-turns.ts';
 
 let directory: string;
 let root: string;

@@ -11,7 +11,7 @@ import {
   runSessionChild,
   runSessionChildWithFileLimit,
 } from '../fixtures/session/session-child-runner.ts';
-import { appendTextTurn } from './store-conformance.ts';
+import { appendTextTurn } from '../support/session-turns.ts';
 
 let bundle: ChildBundle;
 let directory: string;

@@ -12,7 +12,7 @@ import {
   describePostgres,
   withTestDatabase,
 } from '../support/postgres.ts';
-import { appendOpenToolTurn, appendTextTurn } from './store-conformance.ts';
+import { appendOpenToolTurn, appendTextTurn } from '../support/session-turns.ts';
 
 interface StoredRows {
   format: number;

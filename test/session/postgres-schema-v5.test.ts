@@ -11,7 +11,7 @@ import {
   describePostgres,
   withTestDatabase,
 } from '../support/postgres.ts';
-import { appendTextTurn } from './store-conformance.ts';
+import { appendTextTurn } from '../support/session-turns.ts';
 
 async function failureOf(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
   try {

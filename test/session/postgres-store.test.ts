@@ -15,7 +15,7 @@ import {
   describePostgres,
   withTestDatabase,
 } from '../support/postgres.ts';
-import { appendOpenToolTurn, appendTextTurn } from './store-conformance.ts';
+import { appendOpenToolTurn, appendTextTurn } from '../support/session-turns.ts';
 
 function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
   return promise.then(

@@ -18,7 +18,7 @@ import type { SessionSnapshot } from '../../src/session/stores/session-snapshot.
 import { ScriptedProvider } from '../../src/testing/index.ts';
 import { generateSession } from '../../bench/resume.ts';
 import { writeTurnThenDie } from '../support/dead-writer.ts';
-import { appendTextTurn } from './store-conformance.ts';
+import { appendTextTurn } from '../support/session-turns.ts';
 
 let directory: string;
 let root: string;

@@ -9,7 +9,7 @@ import {
   encodeSessionSnapshotBytes,
 } from '../../src/session/stores/session-snapshot.ts';
 import { writeTurnThenDie } from '../support/dead-writer.ts';
-import { appendTextTurn } from './store-conformance.ts';
+import { appendTextTurn } from '../support/session-turns.ts';
 
 let root: string;
 beforeEach(async () => {
@@ -52,7 +52,7 @@ describe('the disk store listing cache', () => {
     await writer.release(session);
     // Another process opens it, writes a third turn and is killed before its release: no entry, and
     // the snapshot covers two turns of three.
-    const live = writeTurnThenDie(root, 'snap', 'text');
+    const dead = writeTurnThenDie(root, 'snap', 'text');
     await rm(join(root, '.summaries'), { recursive: true });
     const fromSnapshot = await new DiskSessionStore({ root, pricing }).list();
     await rm(join(root, '.summaries'), { recursive: true });
@@ -61,7 +61,7 @@ describe('the disk store listing cache', () => {
     await rm(snapshotPath);
     const parsed = await new DiskSessionStore({ root, pricing }).list();
     expect(fromSnapshot).toEqual(parsed);
-    expect(parsed).toMatchObject([{ id: 'snap', title: 'First question', turns: 3, events: live.length }]);
+    expect(parsed).toMatchObject([{ id: 'snap', title: 'First question', turns: 3, events: dead.length }]);
     // The row came from the snapshot's tally: a (re-checked) snapshot saying otherwise shows in it.
     const changed = decodeSessionSnapshotBytes(original, 'snap')!;
     changed.tally.summary.turns = 10;

@@ -16,7 +16,7 @@ import { encodeSessionSnapshot } from '../../src/session/stores/session-snapshot
 import type { SessionSnapshot } from '../../src/session/stores/session-snapshot.ts';
 import { ScriptedProvider } from '../../src/testing/index.ts';
 import { generateSession } from '../../bench/resume.ts';
-import { appendTextTurn } from './store-conformance.ts';
+import { appendTextTurn } from '../support/session-turns.ts';
 
 let directory: string;
 let root: string;

@@ -4,9 +4,6 @@ import { HookBus } from '../../src/internal.ts';
 import { eventTypes } from '../../src/testing/index.ts';
 import { appendOpenToolTurn, appendTextTurn } from '../support/session-turns.ts';
 
-// The hand-made turns, for the store tests that import them from here.
-export { appendOpenToolTurn, appendTextTurn };
-
 /** Makes a fresh, empty store for one test; `cleanup` runs after it. */
 export type StoreFactory = (options: { pricing?: PricingLookup }) => Promise<{
   store: SessionStore;
